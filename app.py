@@ -1,0 +1,74 @@
+"""Serving Lab: an interactive Gradio lab of how a hybrid KDA/MLA MoE model is served.
+
+    python app.py                      # the lab at http://127.0.0.1:7860
+    python app.py --export DIR         # every tab's default figures to PNG + metrics JSON, no server
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr  # noqa: E402
+
+from tabs.figure import render_png  # noqa: E402
+from tabs.metrics import to_json  # noqa: E402
+from tabs.registry import REGISTRY, all_figures  # noqa: E402
+from tabs.spec import render  # noqa: E402
+from tabs.ui import build_tab  # noqa: E402
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+TITLE = "Serving Lab: a hybrid KDA/MLA MoE, served live"
+
+
+def build_app() -> gr.Blocks:
+    """The Blocks users get; tests build exactly this."""
+    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        gr.Markdown(f"# {TITLE}\nEvery figure is computed by the lab's engine as you move a control.")
+        with gr.Tabs():
+            for tab in REGISTRY:
+                with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
+                    build_tab(tab)
+    return demo.queue(default_concurrency_limit=2)
+
+
+def launch_kwargs() -> dict:
+    return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": []}
+
+
+def export(out_dir: Path) -> list[Path]:
+    """Render every tab's default figures to DIR/<name>.png and DIR/<name>.json."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for tab, fig in all_figures():
+        result = render(fig, tab)
+        png, js = out_dir / f"{fig.name}.png", out_dir / f"{fig.name}.json"
+        png.write_bytes(render_png(result.figure))
+        js.write_text(to_json(result.metrics), encoding="utf-8")
+        written += [png, js]
+        print(f"wrote {png} and {js.name}  [{tab.title}: {fig.title}]")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    ap.add_argument("--port", type=int, default=7860, help="port (default 7860)")
+    ap.add_argument("--export", metavar="DIR", type=Path, help="render figures to DIR and exit")
+    args = ap.parse_args(argv)
+    if not 1 <= args.port <= 65535:
+        ap.error(f"--port must be in [1, 65535], got {args.port}")
+    if args.export is not None:
+        written = export(args.export)
+        print(f"{len(written) // 2} figures exported to {args.export}")
+        return 0
+    build_app().launch(server_name=args.host, server_port=args.port, **launch_kwargs())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Serving Lab engine: torch / numpy / safetensors only (never gradio or matplotlib)."""

@@ -1,0 +1,131 @@
+"""Slot table: per-slot state of the arena, victim choice and leases.
+
+`key_of[slot]` is the state: a key >= 0 (READY), EMPTY (-1) or INFLIGHT (-2).
+`slot_of[key]` is the slot of a READY key or -1. The two always agree for READY slots.
+"""
+
+from __future__ import annotations
+
+EMPTY = -1
+INFLIGHT = -2
+
+DEMAND, PREFETCH, WARM = "demand", "prefetch", "warm"
+
+
+class SlotTable:
+    """Explicit per-slot state; the cache drives every transition."""
+
+    def __init__(self, n_slots: int, n_keys: int) -> None:
+        self.n_slots = n_slots
+        self.key_of = [EMPTY] * n_slots
+        self.slot_of = [-1] * n_keys
+        self.pending_key = [-1] * n_slots  # key being read into an INFLIGHT slot
+        self.used_at = [0] * n_slots
+        self.clock = 0
+        self.pinned = [False] * n_slots
+        self.leases = [0] * n_slots  # handed-out views not yet released
+        self.generation = [0] * n_slots
+        self.origin: list[str | None] = [None] * n_slots
+        self.consumed = [False] * n_slots
+        self.window = [0] * n_slots  # stats window the slot was loaded in
+        self.payload = [0] * n_slots
+        self.device = [0] * n_slots
+        self.views: list[object] = [None] * n_slots
+
+    def stamp(self, s: int) -> None:
+        self.clock += 1
+        self.used_at[s] = self.clock
+
+    def state(self, s: int) -> str:
+        k = self.key_of[s]
+        return "READY" if k >= 0 else ("EMPTY" if k == EMPTY else "INFLIGHT")
+
+    def pick_victim(self, protected: frozenset[int] | set[int] = frozenset()) -> int:
+        """First EMPTY slot, else the least recently used evictable one, else -1.
+
+        INFLIGHT, pinned, leased and protected slots are never victims. EMPTY is checked
+        before the pin test, as upstream does (an EMPTY slot holds nothing to protect).
+        """
+        best, best_t = -1, 0
+        key_of, pinned, leases, used_at = self.key_of, self.pinned, self.leases, self.used_at
+        for s in range(self.n_slots):
+            k = key_of[s]
+            if k == INFLIGHT:
+                continue
+            if k == EMPTY:
+                return s
+            if pinned[s] or leases[s] or s in protected:
+                continue
+            if best < 0 or used_at[s] < best_t:
+                best, best_t = s, used_at[s]
+        return best
+
+    def take(self, s: int) -> None:
+        """Reserve slot s (after its owner was evicted): INFLIGHT, new generation."""
+        self.key_of[s] = INFLIGHT
+        self.generation[s] += 1
+        self.origin[s] = None
+        self.consumed[s] = False
+        self.views[s] = None
+
+    def release(self, s: int) -> None:
+        """A reservation whose read failed goes back to EMPTY."""
+        self.key_of[s] = EMPTY
+        self.pending_key[s] = -1
+        self.payload[s] = self.device[s] = 0
+
+    def unmap(self, s: int) -> int:
+        """Drop the READY owner of slot s from the key map; returns the old key."""
+        old = self.key_of[s]
+        self.slot_of[old] = -1
+        self.key_of[s] = EMPTY
+        self.pinned[s] = False
+        return old
+
+    def publish(self, s: int, key: int, origin: str, consumed: bool, window: int) -> None:
+        self.key_of[s] = key
+        self.slot_of[key] = s
+        self.pending_key[s] = -1
+        self.origin[s] = origin
+        self.consumed[s] = consumed
+        self.window[s] = window
+
+    def count(self, state: str) -> int:
+        return sum(1 for s in range(self.n_slots) if self.state(s) == state)
+
+    def pending_prefetches(self) -> int:
+        """READY slots loaded ahead of demand and not yet consumed."""
+        return sum(
+            1
+            for s in range(self.n_slots)
+            if self.key_of[s] >= 0 and self.origin[s] != DEMAND and not self.consumed[s]
+        )
+
+
+class LeaseRing:
+    """The last `size` handed-out slots stay leased (unevictable) until `clear()`.
+
+    With size = topk and n_slots >= topk + 1, a token's layer can consume topk experts
+    serially and every view of that layer stays valid until the next layer begins.
+    """
+
+    def __init__(self, table: SlotTable, size: int) -> None:
+        self.table = table
+        self.size = size
+        self._ring: list[int] = []
+
+    def lease(self, s: int) -> None:
+        if self.size == 0:
+            return
+        if len(self._ring) >= self.size:
+            self.table.leases[self._ring.pop(0)] -= 1
+        self._ring.append(s)
+        self.table.leases[s] += 1
+
+    def clear(self) -> None:
+        for s in self._ring:
+            self.table.leases[s] -= 1
+        self._ring.clear()
+
+    def __len__(self) -> int:
+        return len(self._ring)

@@ -1,0 +1,64 @@
+"""Declarative tab and figure specs: what a tab shows, with which controls, under which API names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tabs.controls import Control, validate_all
+from tabs.figure import FigureResult
+
+LESSONS = Path(__file__).resolve().parent.parent / "assets" / "lessons"
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure: `fn(**params)` is pure; `name` is its api_name, baseline and export file name."""
+
+    name: str
+    title: str
+    fn: Callable[..., FigureResult]
+    params: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TabSpec:
+    """One tab: a lesson beside 2-6 controls (the first is the hero) and its figures."""
+
+    id: str
+    title: str
+    controls: tuple[Control, ...]
+    figures: tuple[FigureSpec, ...]
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.controls]
+        assert 2 <= len(names) <= 6, f"tab {self.id}: 2-6 controls, got {len(names)}"
+        assert len(set(names)) == len(names), f"tab {self.id}: duplicate control names"
+        for f in self.figures:
+            missing = set(f.params) - set(names)
+            assert not missing, f"figure {f.name}: params {missing} have no control"
+
+    @property
+    def hero(self) -> Control:
+        return self.controls[0]
+
+    @property
+    def lesson_path(self) -> Path:
+        return LESSONS / f"{self.id}.md"
+
+    def lesson(self) -> str:
+        return self.lesson_path.read_text(encoding="utf-8")
+
+    def defaults(self) -> dict[str, object]:
+        return {c.name: c.value for c in self.controls}
+
+    def control(self, name: str) -> Control:
+        return next(c for c in self.controls if c.name == name)
+
+
+def render(fig: FigureSpec, tab: TabSpec, values: Mapping[str, object] | None = None) -> FigureResult:
+    """Validate values (defaults for missing ones) against the tab's controls, then draw."""
+    merged = {**tab.defaults(), **(values or {})}
+    params = validate_all(tab.controls, {p: merged[p] for p in fig.params})
+    return fig.fn(**params)

@@ -1,0 +1,71 @@
+"""Builds one tab's Gradio layout from its TabSpec and wires every figure to a stable endpoint."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from core.errors import ParamError
+from tabs.controls import Choice, Control, Slider
+from tabs.metrics import to_markdown
+from tabs.spec import FigureSpec, TabSpec, render
+
+
+def _component(c: Control, tab_id: str) -> gr.components.Component:
+    if isinstance(c, Slider):
+        return gr.Slider(
+            minimum=c.minimum, maximum=c.maximum, value=c.value, step=c.step,
+            precision=0 if c.integer else None, label=c.label, info=c.info or None,
+            elem_id=f"{tab_id}-{c.name}",
+        )
+    return gr.Radio(
+        choices=list(c.choices), value=c.value, label=c.label, info=c.info or None,
+        elem_id=f"{tab_id}-{c.name}",
+    )
+
+
+def _triggers(c: Control, comp: gr.components.Component) -> list:
+    return [comp.release] if isinstance(c, Slider) else [comp.change]
+
+
+def _handler(fig: FigureSpec, tab: TabSpec):
+    def handle(*values: object):
+        try:
+            result = render(fig, tab, dict(zip(fig.params, values, strict=True)))
+        except ParamError as e:
+            raise gr.Error(str(e)) from None
+        return result.figure, to_markdown(result.metrics)
+
+    handle.__name__ = fig.name
+    return handle
+
+
+def build_tab(tab: TabSpec) -> None:
+    """Lay out the lesson, controls, figures and metrics inside the current gr.Tab."""
+    comps: dict[str, gr.components.Component] = {}
+    outputs: dict[str, tuple[gr.Plot, gr.Markdown]] = {}
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=300):
+            for c in tab.controls:
+                comps[c.name] = _component(c, tab.id)
+            gr.Markdown(tab.lesson(), elem_classes=["lesson"])
+        with gr.Column(scale=3):
+            for fig in tab.figures:
+                result = render(fig, tab)
+                plot = gr.Plot(
+                    value=result.figure, format="png", label=fig.title, elem_id=f"{fig.name}-plot"
+                )
+                table = gr.Markdown(to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
+                outputs[fig.name] = (plot, table)
+    for fig in tab.figures:
+        triggers = [t for p in fig.params for t in _triggers(tab.control(p), comps[p])]
+        gr.on(
+            triggers,
+            _handler(fig, tab),
+            inputs=[comps[p] for p in fig.params],
+            outputs=list(outputs[fig.name]),
+            api_name=fig.name,
+            trigger_mode="always_last",
+            show_progress="minimal",
+            concurrency_limit=2,
+            concurrency_id="figures",
+        )

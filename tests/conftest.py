@@ -1,0 +1,66 @@
+"""Shared fixtures: the app launched on 127.0.0.1 and Debian chromium for playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "test-results"
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory) -> Iterator[str]:
+    """The same Blocks users get, launched on 127.0.0.1 for the session."""
+    os.environ["GRADIO_TEMP_DIR"] = str(tmp_path_factory.mktemp("gradio"))
+    from app import build_app, launch_kwargs
+
+    demo = build_app()
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+        **launch_kwargs(),
+    )
+    try:
+        yield url
+    finally:
+        demo.close()
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian chromium not found at {CHROMIUM} (apt-get install -y chromium)")
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": [
+            "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--disable-background-networking", "--disable-component-update", "--no-first-run",
+            "--disable-sync", "--font-render-hinting=none", "--force-device-scale-factor=1",
+        ],
+    }
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {
+        **browser_context_args,
+        "viewport": {"width": 1280, "height": 800},
+        "device_scale_factor": 1,
+        "reduced_motion": "reduce",
+        "color_scheme": "light",
+    }

@@ -1,0 +1,164 @@
+"""Honest metrics: percentiles over admitted requests only, rejections as SLO misses, and the
+seed demo's sentinel P95 reproduced on purpose (it reads as the sentinel once > 5% are rejected)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.errors import ParamError
+from core.fleet.metrics import (
+    SEED_SENTINEL,
+    load_stats,
+    naive_p95_with_rejections_as_sentinel,
+    percentile,
+    percentiles,
+    recovery_time,
+    summarize,
+    summarize_class,
+)
+from core.fleet.records import Records
+
+FINITE = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+def _records(ttft, admitted, klass, cluster=None, prompt=None, reused=None) -> Records:
+    n = len(ttft)
+    adm = np.array(admitted, dtype=bool)
+    t = np.where(adm, np.array(ttft, dtype=np.float64), np.nan)
+    arrival = np.arange(n, dtype=np.float64)
+    return Records(
+        arrival=arrival,
+        klass=np.array(klass, dtype=np.int8),
+        session=np.arange(n),
+        prompt_tokens=np.array(prompt if prompt is not None else [1000] * n, dtype=np.int64),
+        admitted=adm,
+        deferred=np.zeros(n, dtype=bool),
+        cluster=np.where(adm, np.array(cluster if cluster is not None else [0] * n), -1),
+        start=np.where(adm, arrival, np.nan),
+        ttft=t,
+        reused_tokens=np.array(reused if reused is not None else [0] * n, dtype=np.int64),
+        on_primary=adm.copy(),
+        requeued=np.zeros(n, dtype=bool),
+        interrupted=np.zeros(n, dtype=bool),
+        moved=np.zeros(n, dtype=bool),
+    )
+
+
+class TestPercentile:
+    @settings(max_examples=150, deadline=None)
+    @given(values=st.lists(FINITE, min_size=1, max_size=60), q=st.floats(0, 100))
+    def test_matches_numpy_percentile(self, values, q):
+        assert percentile(values, q) == pytest.approx(
+            float(np.percentile(values, q)), rel=1e-9, abs=1e-6
+        )
+
+    def test_empty_sample_is_nan_not_a_number(self):
+        assert all(math.isnan(p) for p in percentiles([], (50, 95, 99)))
+
+    def test_nan_input_is_refused(self):
+        with pytest.raises(ParamError, match="NaN"):
+            percentile([1.0, float("nan")], 50)
+
+    def test_q_out_of_range(self):
+        with pytest.raises(ParamError, match="q"):
+            percentile([1.0], 101)
+
+
+class TestClassSummary:
+    def test_percentiles_ignore_rejected_requests(self):
+        rng = np.random.default_rng(0)
+        ttft = rng.exponential(0.5, 200)
+        admitted = rng.random(200) < 0.7
+        garbage = np.where(admitted, ttft, 1e9)  # whatever sits in a rejected slot is ignored
+        a = summarize_class("short", ttft, admitted, np.zeros(200, bool), ttft, 1.0, 10.0)
+        b = summarize_class("short", garbage, admitted, np.zeros(200, bool), ttft, 1.0, 10.0)
+        assert (a.p50, a.p95, a.p99) == (b.p50, b.p95, b.p99)
+        assert a.p95 == pytest.approx(float(np.percentile(ttft[admitted], 95)))
+        assert a.n_ttft == admitted.sum()
+
+    def test_rejections_count_as_slo_misses(self):
+        ttft = np.array([0.1] * 6 + [5.0] * 1 + [np.nan] * 3)
+        admitted = np.array([True] * 7 + [False] * 3)
+        s = summarize_class("short", ttft, admitted, np.zeros(10, bool), ttft, 1.0, 2.0)
+        assert (s.offered, s.admitted, s.rejected) == (10, 7, 3)
+        assert s.rejection_rate == pytest.approx(0.3)
+        assert s.slo_attainment == pytest.approx(0.6)
+        assert s.goodput_rps == pytest.approx(3.0)
+
+    def test_all_rejected_has_no_latency(self):
+        s = summarize_class(
+            "long",
+            np.full(4, np.nan),
+            np.zeros(4, bool),
+            np.zeros(4, bool),
+            np.full(4, np.nan),
+            1.0,
+            1.0,
+        )
+        assert s.n_ttft == 0 and math.isnan(s.p95) and s.slo_attainment == 0.0
+
+
+class TestSentinel:
+    def test_seed_scenario_p95_is_the_sentinel(self):
+        """60 short requests against a cap of 8: 52 rejections turn the naive P95 into 2e6."""
+        ttft = np.concatenate([np.linspace(0.5, 6.0, 8), np.full(52, np.nan)])
+        admitted = np.arange(60) < 8
+        assert naive_p95_with_rejections_as_sentinel(ttft, admitted) == SEED_SENTINEL
+        honest = summarize_class("short", ttft, admitted, np.zeros(60, bool), ttft, 1.0, 1.0)
+        assert honest.p95 <= 6.0 and honest.rejection_rate == pytest.approx(52 / 60)
+
+    def test_without_rejections_naive_equals_honest(self):
+        ttft = np.linspace(0, 1, 101)
+        assert naive_p95_with_rejections_as_sentinel(ttft, np.ones(101, bool)) == pytest.approx(
+            percentile(ttft, 95)
+        )
+
+
+class TestSummarize:
+    def test_per_class_and_overall(self):
+        rec = _records(
+            ttft=[0.2, 0.4, 9.0, 1.0, 3.0, 0.0],
+            admitted=[True, True, True, True, True, False],
+            klass=[0, 0, 0, 1, 1, 1],
+            cluster=[0, 1, 1, 0, 1, 0],
+            reused=[500, 0, 0, 250, 0, 0],
+        )
+        s = summarize(rec, slo_s=(1.0, 2.0), clusters=2, duration_s=5.0)
+        short, long_ = s.by_class("short"), s.by_class("long")
+        assert short.slo_attainment == pytest.approx(2 / 3)
+        assert long_.slo_attainment == pytest.approx(1 / 3) and long_.rejected == 1
+        assert s.overall.slo_attainment == pytest.approx(3 / 6)
+        assert s.overall.goodput_rps == pytest.approx(3 / 5)
+        assert s.hit_rate == pytest.approx(750 / 5000)
+        assert s.served == (2, 3)
+        with pytest.raises(ParamError, match="name"):
+            s.by_class("medium")
+
+    def test_load_stats(self):
+        st_ = load_stats([2, 4, 6])
+        assert st_.max_over_mean == pytest.approx(1.5)
+        assert st_.min_over_mean == pytest.approx(0.5)
+        assert st_.cv == pytest.approx(np.std([2, 4, 6]) / 4)
+        assert math.isnan(load_stats([0, 0]).cv)
+
+
+class TestRecoveryTime:
+    def _series(self, spike_until: float):
+        arrival = np.arange(0, 60, 0.05)
+        ttft = np.where((arrival >= 20) & (arrival < spike_until), 5.0, 1.0)
+        return arrival, ttft, np.ones(arrival.size, bool)
+
+    def test_spike_then_recovery(self):
+        arrival, ttft, adm = self._series(spike_until=32)
+        assert recovery_time(arrival, ttft, adm, 20.0, 60.0, window_s=5.0) == pytest.approx(15.0)
+
+    def test_no_spike_is_zero_and_no_end_is_none(self):
+        arrival, ttft, adm = self._series(spike_until=20)
+        assert recovery_time(arrival, ttft, adm, 20.0, 60.0, window_s=5.0) == 0.0
+        arrival, ttft, adm = self._series(spike_until=99)
+        assert recovery_time(arrival, ttft, adm, 20.0, 60.0, window_s=5.0) is None

@@ -1,0 +1,224 @@
+"""Fleet simulator: the prefill cost model, per-cluster concurrency, failover (no request reaches
+a dead cluster; ring sessions move to their old secondary, cold), budgets that never put a
+rejection into a percentile, and the router bake-off on one seeded trace."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core.errors import ParamError
+from core.fleet.budgets import BudgetConfig
+from core.fleet.config import DEMO_BUDGET, SimConfig
+from core.fleet.metrics import SEED_SENTINEL, naive_p95_with_rejections_as_sentinel
+from core.fleet.mooncake import load_mooncake_jsonl, to_mooncake_lines
+from core.fleet.ring import ConsistentHashRing
+from core.fleet.routers import ROUTERS
+from core.fleet.simulator import compare_routers, simulate
+from core.fleet.traces import Trace, TraceConfig, long_burst_trace, multi_turn_trace
+
+SMALL = TraceConfig(n_requests=1500, rate=60.0, seed=7)
+FAIL = SimConfig(fail_cluster=2, fail_at=8.0, recover_at=18.0)
+
+
+@pytest.fixture(scope="module")
+def small_trace() -> Trace:
+    return multi_turn_trace(SMALL)
+
+
+def _hand_trace(rows: list[tuple[float, int, int, list[int]]]) -> Trace:
+    """rows: (arrival, session, prompt tokens, block ids); short class, 10 output tokens."""
+    counts = [len(r[3]) for r in rows]
+    return Trace(
+        arrival=np.array([r[0] for r in rows], dtype=np.float64),
+        klass=np.zeros(len(rows), dtype=np.int8),
+        key=np.array([r[1] for r in rows], dtype=np.int64),
+        session=np.array([r[1] for r in rows], dtype=np.int64),
+        prompt_len=np.array([r[2] for r in rows], dtype=np.int64),
+        output_len=np.full(len(rows), 10, dtype=np.int64),
+        block_offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        block_ids=np.array([b for r in rows for b in r[3]], dtype=np.int64),
+    )
+
+
+class TestCostModel:
+    CFG = SimConfig(clusters=1, slots=1, prefill_tok_s=1000.0, hit_cost=0.1, decode_step_s=0.5)
+
+    def test_reused_tokens_are_cheap(self):
+        trace = _hand_trace([(0.0, 1, 2048, [1, 2, 3, 4]), (10.0, 1, 3072, [1, 2, 3, 4, 5, 6])])
+        rec = simulate(trace, self.CFG).records
+        assert rec.ttft[0] == pytest.approx(2.048 + 0.5)
+        assert rec.reused_tokens.tolist() == [0, 2048]
+        assert rec.ttft[1] == pytest.approx(1.024 + 0.2048 + 0.5)
+
+    def test_checkpoint_stride_rounds_hits_down(self):
+        trace = _hand_trace([(0.0, 1, 2048, [1, 2, 3, 4]), (10.0, 1, 3072, [1, 2, 3, 4, 5, 6])])
+        rec = simulate(trace, replace(self.CFG, checkpoint_blocks=3)).records
+        assert rec.reused_tokens[1] == 3 * 512
+
+    def test_full_hit_still_computes_one_token(self):
+        trace = _hand_trace([(0.0, 1, 1024, [1, 2]), (10.0, 1, 1024, [1, 2])])
+        assert simulate(trace, self.CFG).records.reused_tokens[1] == 1023
+
+    def test_queueing_adds_wait(self):
+        trace = _hand_trace([(0.0, 1, 1000, []), (0.0, 2, 1000, [])])
+        rec = simulate(trace, self.CFG).records
+        assert rec.wait.tolist() == [0.0, pytest.approx(1.0)]
+        assert rec.ttft[1] == pytest.approx(1.0 + 1.0 + 0.5)
+
+    def test_prefills_never_exceed_slots(self, small_trace):
+        cfg = SimConfig(slots=2)
+        rec = simulate(small_trace, cfg).records
+        end = rec.arrival + rec.ttft - cfg.decode_step_s  # prefill end
+        for c in range(cfg.clusters):
+            m = rec.cluster == c
+            events = sorted(
+                [(t, 1) for t in rec.start[m]] + [(t, -1) for t in end[m]],
+                key=lambda e: (e[0], e[1]),
+            )
+            depth = np.cumsum([d for _, d in events])
+            assert depth.max() <= cfg.slots
+
+
+class TestDeterminism:
+    def test_same_inputs_same_records(self, small_trace):
+        a, b = simulate(small_trace, FAIL).records, simulate(small_trace, FAIL).records
+        for f in ("admitted", "cluster", "start", "ttft", "reused_tokens", "moved"):
+            assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+
+
+class TestFailover:
+    @pytest.mark.parametrize("router", ROUTERS)
+    def test_no_request_reaches_the_dead_cluster(self, small_trace, router):
+        res = simulate(small_trace, replace(FAIL, router=router))
+        rec = res.records
+        down = (rec.start >= FAIL.fail_at) & (rec.start < FAIL.recover_at)
+        assert down.sum() > 100
+        assert not np.any(rec.cluster[down] == FAIL.fail_cluster)
+        assert res.failover is not None and res.failover.cache_lost_tokens > 0
+        assert res.load_series.shape == (FAIL.load_bins, FAIL.clusters)
+
+    def test_ring_sessions_move_to_their_old_secondary_cold(self, small_trace):
+        res = simulate(small_trace, replace(FAIL, router="ring"))
+        rec, ring = res.records, ConsistentHashRing(range(FAIL.clusters), vnodes=FAIL.vnodes)
+        moved = np.flatnonzero(rec.moved)
+        assert moved.size == res.failover.sessions_moved > 5
+        for i in moved:
+            primary, secondary = ring.route(int(small_trace.key[i]))
+            assert primary == FAIL.fail_cluster and rec.cluster[i] == secondary
+        warm = rec.admitted & ~rec.moved & (rec.arrival < FAIL.fail_at)
+        assert rec.reused_tokens[moved].mean() < rec.reused_tokens[warm].mean()
+
+    def test_recovered_cluster_serves_again(self, small_trace):
+        rec = simulate(small_trace, replace(FAIL, router="ring")).records
+        assert np.any((rec.cluster == FAIL.fail_cluster) & (rec.start >= FAIL.recover_at))
+
+    def test_requests_in_flight_are_requeued_or_interrupted(self, small_trace):
+        res = simulate(small_trace, replace(FAIL, router="ring"))
+        fo, rec = res.failover, res.records
+        assert fo.requeued == int(rec.requeued.sum()) and fo.interrupted == int(
+            rec.interrupted.sum()
+        )
+        assert np.all(rec.start[rec.requeued] >= FAIL.fail_at)
+        assert np.all(rec.cluster[rec.interrupted] == FAIL.fail_cluster)
+
+
+@pytest.fixture(scope="module")
+def burst() -> Trace:
+    return long_burst_trace(seed=1)
+
+
+class TestBudgetsInTheFleet:
+    def test_rejections_never_enter_a_percentile(self, burst):
+        res = simulate(burst, SimConfig(router="least_loaded", budget=DEMO_BUDGET))
+        rec, long_ = res.records, res.summary.by_class("long")
+        rejected = ~rec.admitted
+        assert rejected.sum() == res.summary.overall.rejected > 0
+        assert np.all(np.isnan(rec.ttft[rejected])) and np.all(rec.cluster[rejected] == -1)
+        m = (rec.klass == 1) & rec.admitted
+        assert long_.p95 == pytest.approx(float(np.percentile(rec.ttft[m], 95)))
+        lm = rec.klass == 1
+        assert naive_p95_with_rejections_as_sentinel(rec.ttft[lm], rec.admitted[lm]) == (
+            SEED_SENTINEL
+        )
+
+    def test_budget_isolates_short_requests_from_a_long_burst(self, burst):
+        off = simulate(burst, SimConfig(router="least_loaded")).summary.by_class("short")
+        on = simulate(burst, SimConfig(router="least_loaded", budget=DEMO_BUDGET))
+        short = on.summary.by_class("short")
+        assert short.rejected == 0 and short.p95 < off.p95 / 2
+        assert short.slo_attainment >= off.slo_attainment
+
+    def test_queue_mode_rejects_nothing_below_its_bound(self, burst):
+        budget = replace(DEMO_BUDGET, mode="queue", queue_limit=burst.n)
+        res = simulate(burst, SimConfig(router="least_loaded", budget=budget))
+        rec = res.records
+        assert rec.admitted.all() and rec.deferred.sum() > 0
+        assert np.all(rec.ttft[rec.deferred] >= rec.wait[rec.deferred])
+
+
+class TestBakeOff:
+    def test_routers_on_one_trace(self, small_trace):
+        results = compare_routers(small_trace, SimConfig())
+        assert tuple(results) == ROUTERS
+        hit = {r: res.summary.hit_rate for r, res in results.items()}
+        assert hit["cache_aware"] > hit["round_robin"] + 0.1
+        assert hit["ring"] > hit["round_robin"] + 0.1
+        assert results["ring"].summary.on_primary_rate == 1.0
+        for res in results.values():
+            assert res.records.admitted.all() and res.failover is None
+
+    def test_mooncake_trace_runs(self, small_trace):
+        lines = to_mooncake_lines(small_trace)[:400]
+        trace = load_mooncake_jsonl(lines)
+        res = simulate(trace, SimConfig(router="cache_aware"))
+        assert res.summary.overall.offered == 400 and res.summary.hit_rate > 0
+
+
+class TestConfigAndRecords:
+    @pytest.mark.parametrize(
+        "kwargs, match",
+        [
+            ({"clusters": 0}, "clusters"),
+            ({"slots": 0}, "slots"),
+            ({"router": "random"}, "router"),
+            ({"hit_cost": 2.0}, "hit_cost"),
+            ({"clusters": 1, "fail_cluster": 0, "fail_at": 1.0}, "clusters"),
+            ({"fail_cluster": 8, "fail_at": 1.0}, "fail_cluster"),
+            ({"fail_cluster": 1}, "fail_at"),
+            ({"fail_cluster": 1, "fail_at": 5.0, "recover_at": 4.0}, "recover_at"),
+            ({"fail_at": 5.0}, "fail_cluster"),
+            ({"budget": "reject"}, "budget"),
+            ({"slo_s": (1.0,)}, "slo_s"),
+        ],
+    )
+    def test_bad_config_names_the_parameter(self, kwargs, match):
+        with pytest.raises(ParamError, match=match):
+            SimConfig(**kwargs)
+
+    def test_empty_trace_is_refused(self):
+        with pytest.raises(ParamError, match="trace"):
+            simulate(_hand_trace([]))
+        with pytest.raises(ParamError, match="trace"):
+            simulate(None)  # type: ignore[arg-type]
+
+    def test_jsonl_writes_null_for_a_rejected_latency(self):
+        trace = _hand_trace([(0.0, 1, 600, [1]), (0.0, 2, 600, [2])])
+        budget = BudgetConfig(mode="reject", budgets=(1, 3))
+        rec = simulate(trace, SimConfig(clusters=1, budget=budget)).records
+        rows = [json.loads(line) for line in rec.to_jsonl().splitlines()]
+        assert rows[1]["admitted"] is False and rows[1]["ttft"] is None
+        assert rows[0]["klass"] == "short" and not math.isnan(rows[0]["ttft"])
+
+
+def test_a_budget_that_never_binds_changes_nothing(small_trace):
+    """The off mode skips finish events; a non-binding reject budget processes them all."""
+    loose = BudgetConfig(mode="reject", budgets=(10**9, 10**9))
+    a = simulate(small_trace, SimConfig()).records
+    b = simulate(small_trace, SimConfig(budget=loose)).records
+    for f in ("admitted", "cluster", "start", "ttft", "reused_tokens"):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
