@@ -1,7 +1,7 @@
 """Serving Lab: an interactive Gradio lab of how a hybrid KDA/MLA MoE model is served.
 
-    python app.py                      # the lab at http://127.0.0.1:7860
-    python app.py --export DIR         # every tab's default figures to PNG + metrics JSON, no server
+python app.py                      # the lab at http://127.0.0.1:7860
+python app.py --export DIR         # every tab's default figures to PNG + metrics JSON, no server
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ TITLE = "Serving Lab: a hybrid KDA/MLA MoE, served live"
 def build_app() -> gr.Blocks:
     """The Blocks users get; tests build exactly this."""
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
-        gr.Markdown(f"# {TITLE}\nEvery figure is computed by the lab's engine as you move a control.")
+        gr.Markdown(
+            f"# {TITLE}\nEvery figure is computed by the lab's engine as you move a control."
+        )
         with gr.Tabs():
             for tab in REGISTRY:
                 with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):

@@ -10,9 +10,11 @@ class ParamError(ValueError):
 
 
 def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
-    """Return value as int if it is an integer in [lo, hi] (hi=None: unbounded), else raise ParamError."""
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
-        isinstance(value, float) and value.is_integer()
+    """Return value as int if it is an integer in [lo, hi] (hi=None: no upper bound), else raise."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int,))
+        and not (isinstance(value, float) and value.is_integer())
     ):
         raise ParamError(f"{name} must be an integer in {_range(lo, hi)}, got {value!r}")
     v = int(value)

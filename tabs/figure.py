@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib
 import matplotlib.style
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -18,6 +20,13 @@ WIDTH_IN = 10.0
 
 MetricValue = int | float | str | bool
 
+# NOTE: the style is applied once, process-wide, and never changed afterwards. A per-figure
+# style.context is an rc_context on the one global rcParams: two Gradio worker threads entering
+# and leaving it concurrently restored each other's values and leaked the style (tick density
+# then depended on request order; tests/figures/test_contract.py pins this). Agg also reads some
+# rcParams at draw time, which happens later, in gr.Plot's postprocess, outside any context.
+matplotlib.style.use(["default", str(STYLE_PATH)])
+
 
 @dataclass(frozen=True)
 class FigureResult:
@@ -27,19 +36,29 @@ class FigureResult:
     metrics: Mapping[str, MetricValue]
 
 
+# NOTE: matplotlib is thread-safe per Figure only: its mathtext parser (log-axis tick labels)
+# is a shared object that raised ParseException when two threads laid out figures at once.
+# Every figure build and every savefig therefore holds this lock; the app serves PNG bytes made
+# by render_png (tabs/ui.py), so gr.Plot never draws a figure itself.
+DRAW_LOCK = threading.RLock()
+
+
 @contextmanager
 def lab_figure(height_in: float, width_in: float = WIDTH_IN) -> Iterator[Figure]:
-    """Yield a new Figure built under the lab style; on exit the figure is drawn once so
-    that every artist (ticks included) takes its style now, not from global rcParams later."""
-    with matplotlib.style.context(str(STYLE_PATH)):
-        fig = Figure(figsize=(width_in, height_in), dpi=DPI)
+    """Yield a new Figure with constrained layout, built under DRAW_LOCK. On exit the layout is
+    solved once and then frozen (the engine dropped), so a later savefig only draws."""
+    with DRAW_LOCK:
+        fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained")
         FigureCanvasAgg(fig)
         yield fig
-        fig.canvas.draw()
+        engine = fig.get_layout_engine()
+        if engine is not None:
+            engine.execute(fig)
+        fig.set_layout_engine(None)  # even a "none" placeholder would make savefig lay out again
 
 
 def render_png(fig: Figure) -> bytes:
-    """PNG bytes exactly as gr.Plot(format="png") serves them (figure dpi, no bbox_inches)."""
-    with io.BytesIO() as buf:
+    """PNG bytes as gr.Plot(format="png") would make them (figure dpi, no bbox_inches)."""
+    with DRAW_LOCK, io.BytesIO() as buf:
         fig.savefig(buf, format="png")
         return buf.getvalue()

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from tabs.cache_policies import TAB as CACHE_POLICIES
+from tabs.expert_cache import TAB as EXPERT_CACHE
+from tabs.fleet_ring import TAB as FLEET_RING
+from tabs.fleet_sim import TAB as FLEET_SIM
+from tabs.kda_replay import TAB as KDA_REPLAY
+from tabs.replay_ring import TAB as REPLAY_RING
 from tabs.spec import FigureSpec, TabSpec
 
-REGISTRY: tuple[TabSpec, ...] = ()
+REGISTRY: tuple[TabSpec, ...] = (
+    KDA_REPLAY,
+    REPLAY_RING,
+    EXPERT_CACHE,
+    CACHE_POLICIES,
+    FLEET_RING,
+    FLEET_SIM,
+)
 
 
 def all_figures() -> list[tuple[TabSpec, FigureSpec]]:

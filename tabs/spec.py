@@ -1,4 +1,4 @@
-"""Declarative tab and figure specs: what a tab shows, with which controls, under which API names."""
+"""Declarative tab and figure specs: what a tab shows, with which controls, under which API name."""
 
 from __future__ import annotations
 
@@ -57,7 +57,9 @@ class TabSpec:
         return next(c for c in self.controls if c.name == name)
 
 
-def render(fig: FigureSpec, tab: TabSpec, values: Mapping[str, object] | None = None) -> FigureResult:
+def render(
+    fig: FigureSpec, tab: TabSpec, values: Mapping[str, object] | None = None
+) -> FigureResult:
     """Validate values (defaults for missing ones) against the tab's controls, then draw."""
     merged = {**tab.defaults(), **(values or {})}
     params = validate_all(tab.controls, {p: merged[p] for p in fig.params})

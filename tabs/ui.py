@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+
 import gradio as gr
+from gradio.components.plot import PlotData
+from matplotlib.figure import Figure
 
 from core.errors import ParamError
-from tabs.controls import Choice, Control, Slider
+from tabs.controls import Control, Slider
+from tabs.figure import render_png
 from tabs.metrics import to_markdown
 from tabs.spec import FigureSpec, TabSpec, render
 
@@ -13,14 +18,29 @@ from tabs.spec import FigureSpec, TabSpec, render
 def _component(c: Control, tab_id: str) -> gr.components.Component:
     if isinstance(c, Slider):
         return gr.Slider(
-            minimum=c.minimum, maximum=c.maximum, value=c.value, step=c.step,
-            precision=0 if c.integer else None, label=c.label, info=c.info or None,
+            minimum=c.minimum,
+            maximum=c.maximum,
+            value=c.value,
+            step=c.step,
+            precision=0 if c.integer else None,
+            label=c.label,
+            info=c.info or None,
             elem_id=f"{tab_id}-{c.name}",
         )
     return gr.Radio(
-        choices=list(c.choices), value=c.value, label=c.label, info=c.info or None,
+        choices=list(c.choices),
+        value=c.value,
+        label=c.label,
+        info=c.info or None,
         elem_id=f"{tab_id}-{c.name}",
     )
+
+
+def plot_data(figure: Figure) -> PlotData:
+    """What gr.Plot(format="png") serves for a matplotlib figure, drawn by render_png under the
+    lab's draw lock (gr.Plot's own savefig would draw outside it)."""
+    png = base64.b64encode(render_png(figure)).decode("ascii")
+    return PlotData(type="matplotlib", plot=f"data:image/png;base64,{png}")
 
 
 def _triggers(c: Control, comp: gr.components.Component) -> list:
@@ -33,7 +53,7 @@ def _handler(fig: FigureSpec, tab: TabSpec):
             result = render(fig, tab, dict(zip(fig.params, values, strict=True)))
         except ParamError as e:
             raise gr.Error(str(e)) from None
-        return result.figure, to_markdown(result.metrics)
+        return plot_data(result.figure), to_markdown(result.metrics)
 
     handle.__name__ = fig.name
     return handle
@@ -52,7 +72,10 @@ def build_tab(tab: TabSpec) -> None:
             for fig in tab.figures:
                 result = render(fig, tab)
                 plot = gr.Plot(
-                    value=result.figure, format="png", label=fig.title, elem_id=f"{fig.name}-plot"
+                    value=plot_data(result.figure),
+                    format="png",
+                    label=fig.title,
+                    elem_id=f"{fig.name}-plot",
                 )
                 table = gr.Markdown(to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
                 outputs[fig.name] = (plot, table)
@@ -68,4 +91,5 @@ def build_tab(tab: TabSpec) -> None:
             show_progress="minimal",
             concurrency_limit=2,
             concurrency_id="figures",
+            preprocess=False,  # raw values: our validation names the parameter and its range
         )

@@ -31,7 +31,10 @@ def app_url(tmp_path_factory) -> Iterator[str]:
 
     demo = build_app()
     _, url, _ = demo.launch(
-        server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+        server_name="127.0.0.1",
+        server_port=_free_port(),
+        prevent_thread_lock=True,
+        quiet=True,
         **launch_kwargs(),
     )
     try:
@@ -48,9 +51,15 @@ def browser_type_launch_args(browser_type_launch_args):
         **browser_type_launch_args,
         "executable_path": CHROMIUM,
         "args": [
-            "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--disable-background-networking", "--disable-component-update", "--no-first-run",
-            "--disable-sync", "--font-render-hinting=none", "--force-device-scale-factor=1",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--disable-sync",
+            "--font-render-hinting=none",
+            "--force-device-scale-factor=1",
         ],
     }
 

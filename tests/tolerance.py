@@ -44,7 +44,9 @@ def assert_close(ref, x, tol: Tolerance, what: str = "") -> None:
     """Fail with both error figures and the tolerance's name."""
     if tol == EXACT:
         r, v = _as_f64(ref), _as_f64(x)
-        assert r.shape == v.shape and np.array_equal(r, v), f"{what}: not bit-identical ({tol.name})"
+        assert r.shape == v.shape and np.array_equal(r, v), (
+            f"{what}: not bit-identical ({tol.name})"
+        )
         return
     abs_err, rel_err = errors(ref, x)
     ok = abs_err <= tol.max_abs or (tol.max_rel > 0 and rel_err <= tol.max_rel)

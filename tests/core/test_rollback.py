@@ -36,7 +36,9 @@ def test_closed_form_matches_enumeration(draft_len, a):
     s, r = snapshot_ledger(STATE, draft_len, a), replay_ledger(STATE, RAW, draft_len, a)
     assert s.written == pytest.approx(sw, rel=1e-12) and s.read == pytest.approx(sr, rel=1e-12)
     assert r.written == pytest.approx(rw, rel=1e-12) and r.read == pytest.approx(rr, rel=1e-12)
-    assert expected_accepted(draft_len, a) == pytest.approx(sum(n * p for n, p in _outcomes(draft_len, a)))
+    assert expected_accepted(draft_len, a) == pytest.approx(
+        sum(n * p for n, p in _outcomes(draft_len, a))
+    )
 
 
 def test_held_bytes_match_the_k3_reference():

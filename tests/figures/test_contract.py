@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
-import matplotlib.style
+import matplotlib
 import pytest
 
 from tabs.figure import render_png
@@ -16,12 +17,28 @@ IDS = [f.name for _, f in CASES]
 
 
 @pytest.mark.parametrize(("tab", "fig"), CASES, ids=IDS)
-def test_render_is_deterministic_and_ignores_global_style(tab, fig):
-    """Two renders give identical PNG bytes, even under a foreign global style."""
-    a = render_png(render(fig, tab).figure)
-    with matplotlib.style.context("classic"):
-        b = render_png(render(fig, tab).figure)
-    assert a == b
+def test_render_is_deterministic(tab, fig):
+    """Two renders of the same parameters give identical PNG bytes."""
+    assert render_png(render(fig, tab).figure) == render_png(render(fig, tab).figure)
+
+
+def test_concurrent_renders_equal_serial_ones_and_leave_rcparams_alone():
+    """Gradio renders in worker threads: concurrent renders must not interfere.
+
+    Pins a real bug: per-figure style contexts (rc_context on the global rcParams) entered and
+    left by two threads at once leaked the style, and tick density changed with request order.
+    """
+    serial = {f.name: render_png(render(f, t).figure) for t, f in CASES}
+    before = dict(matplotlib.rcParams)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        jobs = [
+            (f.name, pool.submit(lambda t=t, f=f: render_png(render(f, t).figure)))
+            for _ in range(2)
+            for t, f in CASES
+        ]
+        for name, job in jobs:
+            assert job.result() == serial[name], f"{name}: concurrent render differs"
+    assert dict(matplotlib.rcParams) == before
 
 
 @pytest.mark.parametrize(("tab", "fig"), CASES, ids=IDS)

@@ -1,0 +1,32 @@
+"""Tab: Cache policies. LRU, LFU and Belady replayed over a seeded synthetic routing trace."""
+
+from __future__ import annotations
+
+from tabs.cache_policies.hit_rate_curve import policy_hit_rate_curve
+from tabs.cache_policies.trace import policy_trace
+from tabs.controls import Slider
+from tabs.spec import FigureSpec, TabSpec
+
+PARAMS = ("skew", "persistence", "topk", "n_experts", "tokens", "seed")
+
+TAB = TabSpec(
+    id="cache_policies",
+    title="Cache policies",
+    controls=(
+        Slider("skew", "Popularity skew s (Zipf exponent)", 0.0, 2.0, 1.0, step=0.1,
+               integer=False, demo=0.3,
+               info="The hero: lower skew and LFU, which only counts, falls far behind LRU."),
+        Slider("persistence", "Persistence (chance a token keeps each expert of the last)",
+               0.0, 0.95, 0.5, step=0.05, integer=False, demo=0.8),
+        Slider("topk", "Top-k (experts per token)", 1, 8, 4, demo=2),
+        Slider("n_experts", "Experts per layer E", 16, 128, 64, step=8, demo=32),
+        Slider("tokens", "Tokens in the trace", 64, 1024, 256, step=64, demo=512),
+        Slider("seed", "Trace seed", 0, 99, 0, demo=1),
+    ),
+    figures=(
+        FigureSpec("policy_hit_rate_curve", "Hit rate vs capacity: LRU, LFU, Belady",
+                   policy_hit_rate_curve, PARAMS),
+        FigureSpec("policy_trace", "The routing trace: skew and persistence", policy_trace,
+                   PARAMS),
+    ),
+)

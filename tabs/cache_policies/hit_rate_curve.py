@@ -1,0 +1,58 @@
+"""Figure: hit rate vs capacity for LRU, LFU and Belady, with the ceiling and the top-k floor."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.errors import ParamError
+from core.experts.replay import POLICIES
+from tabs.cache_policies.common import POLICY_STYLE, curves
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+
+
+def check_geometry(topk: int, n_experts: int) -> None:
+    if n_experts < topk + 1:
+        raise ParamError(f"n_experts must be >= topk + 1 = {topk + 1} for topk = {topk}, "
+                         f"got n_experts = {n_experts}")
+
+
+def policy_hit_rate_curve(skew: float, persistence: float, topk: int, n_experts: int,
+                          tokens: int, seed: int) -> FigureResult:
+    check_geometry(topk, n_experts)
+    caps, rates, ceiling = curves(tokens, n_experts, topk, skew, persistence, seed)
+    floor = topk + 1
+    with lab_figure(4.4) as fig:
+        ax = fig.subplots()
+        ax.axvspan(0, floor, color=ROLE["empty"], lw=0, zorder=0)
+        ax.axvline(floor, color=ROLE["annotation"], lw=1.0)
+        ax.text(floor - 0.3, 3, f"top-k floor: C ≥ top-k + 1 = {floor} (smaller caches fail init)",
+                ha="right", va="bottom", rotation=90, fontsize=7.5, color=ROLE["annotation"])
+        e = np.linspace(0, n_experts, 50)
+        ax.plot(e, np.minimum(100 * e / n_experts, 100 * ceiling), color=ROLE["neutral"],
+                lw=1.0, ls=(0, (1, 2)), label="no locality (i.i.d. uniform routing): ≈ C / E")
+        ax.axhline(100 * ceiling, color=ROLE["neutral"], lw=1.2, ls="--",
+                   label=f"compulsory-miss ceiling: 1 − distinct / gets = {100 * ceiling:.1f}%")
+        for p in POLICIES:
+            st = POLICY_STYLE[p]
+            ax.plot(caps, 100 * rates[p], color=st["color"], ls=st["ls"], marker=st["marker"],
+                    ms=3.5, label=st["label"])
+        ax.set_xlim(0, n_experts)
+        ax.set_ylim(0, 100)
+        ax.set_xlabel(f"cache capacity C (experts resident, of E = {n_experts})")
+        ax.set_ylabel("hit rate (% of gets)")
+        ax.set_title(f"Hit rate vs capacity: {tokens} tokens × top-{topk}, skew {skew:.2f}, "
+                     f"persistence {persistence:.2f}, seed {seed}")
+        ax.legend(loc="lower right")
+    quarter = int(np.argmin(np.abs(caps - n_experts / 4)))
+    metrics: dict[str, int | float | str | bool] = {
+        "gets": tokens * topk, "ceiling": ceiling, "floor_capacity": floor,
+        "quarter_capacity": int(caps[quarter]),
+    }
+    for p in POLICIES:
+        metrics[f"{p}_at_floor"] = float(rates[p][0])
+        metrics[f"{p}_at_quarter"] = float(rates[p][quarter])
+    metrics["belady_minus_lru_max"] = float(np.max(rates["belady"] - rates["lru"]))
+    metrics["belady_bounds_all"] = bool(np.all(rates["belady"] >= np.maximum(rates["lru"],
+                                                                             rates["lfu"])))
+    return FigureResult(fig, metrics)

@@ -1,0 +1,33 @@
+"""Tab: Expert cache. Scripted runs of the real ExpertCache: slot map, counters, hit rates."""
+
+from __future__ import annotations
+
+from core.experts.scenarios import SCENARIOS
+from tabs.controls import Choice, Slider
+from tabs.expert_cache.counters import cache_counters
+from tabs.expert_cache.hit_rates import cache_hit_rates
+from tabs.expert_cache.slot_map import cache_slot_map
+from tabs.spec import FigureSpec, TabSpec
+
+PARAMS = ("slots", "scenario", "topk", "schedule", "seed")
+
+TAB = TabSpec(
+    id="expert_cache",
+    title="Expert cache",
+    controls=(
+        Slider("slots", "Slots (budget = slots × 12,288 B)", 5, 16, 8, demo=6,
+               info="The hero: fewer slots, more evictions. Must be at least top-k + 1."),
+        Choice("scenario", "Scenario", SCENARIOS, "prefetch then consume", demo="reset window"),
+        Slider("topk", "Top-k (experts per token)", 1, 8, 4, demo=2),
+        Slider("schedule", "Schedule length (tokens after the probe)", 4, 24, 12, demo=16),
+        Slider("seed", "Routing seed", 0, 99, 0, demo=7),
+    ),
+    figures=(
+        FigureSpec("cache_slot_map", "Slot map over time: state, origin, pins, evictions",
+                   cache_slot_map, PARAMS),
+        FigureSpec("cache_counters", "Counters per window: the two ledgers balance",
+                   cache_counters, PARAMS),
+        FigureSpec("cache_hit_rates", "Raw vs aggregate vs exact hit rates",
+                   cache_hit_rates, PARAMS),
+    ),
+)

@@ -1,0 +1,96 @@
+"""Figure: the counters of every window, arranged so that the two ledgers visibly balance."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+from core.experts.scenarios import EXPERT_BYTES
+from tabs.expert_cache.common import scenario_run, tint
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+
+PENDING = tint("prefetch", 0.55)  # pale blue, as pending slots on the slot map
+GRID = {"height_ratios": [1, 1, 0.8], "left": 0.065, "right": 0.735, "top": 0.965,
+        "bottom": 0.085, "hspace": 0.32}
+
+
+def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> FigureResult:
+    run = scenario_run(slots, scenario, topk, schedule, seed)
+    ws = run.windows
+    x = np.arange(len(ws))
+
+    def col(name: str) -> np.ndarray:
+        return np.array([int(w.stats[name]) for w in ws])
+
+    res, pre, miss = col("hits_resident"), col("hits_prefetched"), col("demand_misses")
+    reads, warm, carried = col("prefetch_reads"), col("warm_reads"), col("carried_pending")
+    wasted, pending = col("prefetch_wasted"), col("prefetch_pending")
+    ev, drops, failed = col("evictions"), col("drops"), col("failed_reads")
+    honest = all(int(w.stats["bytes_read"]) == w.published * EXPERT_BYTES for w in ws)
+    with lab_figure(6.6) as fig:
+        fig.set_layout_engine("none")  # fixed margins: constrained layout costs ~250 ms here
+        a, b, c = fig.subplots(3, 1, sharex=True, gridspec_kw=GRID)
+        ha = _stack(a, x, 0.7, [(res, ROLE["hit"], None, "hits_resident (reuse)"),
+                           (pre, ROLE["prefetch"], None, "hits_prefetched (first use)"),
+                           (miss, ROLE["miss"], None, "misses (failed ones too)")])
+        a.set_title("Gets: every get is exactly one of a resident hit, a prefetched hit or a miss")
+        a.set_ylabel("gets per window")
+        w = 0.36
+        hb = _stack(b, x - w / 2 - 0.02, w, [
+            (reads, ROLE["prefetch"], None, "in: prefetch_reads"),
+            (warm, ROLE["prefetch"], "xxx", "in: warm_reads"),
+            (carried, PENDING, None, "in: carried_pending")])
+        hb += _stack(b, x + w / 2 + 0.02, w, [
+            (pre, ROLE["hit"], None, "out: consumed (hits_prefetched)"),
+            (wasted, ROLE["waste"], None, "out: prefetch_wasted"),
+            (pending, PENDING, "///", "out: prefetch_pending")])
+        b.set_title("Loaded ahead of demand (left bar) = consumed + wasted + still pending "
+                    "(right bar)")
+        b.set_ylabel("experts per window")
+        hc = [h for off, part in ((-0.25, (ev, ROLE["neutral"], None, "evictions")),
+                                  (0.0, (drops, ROLE["reference"], None, "drops")),
+                                  (0.25, (failed, ROLE["inflight"], None, "failed_reads")))
+              for h in _stack(c, x + off, 0.25, [part])]
+        c.set_title("Evictions, drops and reads that never completed")
+        c.set_ylabel("events per window")
+        check = "✓" if honest else "✗"
+        c.text(1.02, 0.42, f"{check} in every window:\n  bytes_read = {EXPERT_BYTES:,} B\n"
+               "  × loads that published;\n  a failed read claims 0 B", transform=c.transAxes,
+               ha="left", va="top", fontsize=8)
+        tops = ((res + pre + miss).max(),
+                np.maximum(reads + warm + carried, pre + wasted + pending).max(),
+                max(ev.max(), failed.max(), 1))
+        for ax, top, handles in zip((a, b, c), tops, (ha, hb, hc), strict=True):
+            ax.set_ylim(0, top * 1.2 + 1)
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0),
+                      fontsize=7.5, borderaxespad=0.0)
+        c.set_xticks(x, [f"w{i}" for i in x], fontsize=7 if len(ws) > 16 else 8)
+        c.set_xlim(-0.6, len(ws) - 0.4)
+        c.set_xlabel(f"counter window (reset_stats between windows), {scenario}: {slots} slots, "
+                     f"top-{topk}")
+    metrics = {
+        "windows": len(ws), "hits_resident": int(res.sum()), "hits_prefetched": int(pre.sum()),
+        "misses": int(miss.sum()), "prefetch_reads": int(reads.sum()),
+        "warm_reads": int(warm.sum()),
+        "prefetch_wasted": int(wasted.sum()), "prefetch_pending_end": int(pending[-1]),
+        "evictions": int(ev.sum()), "drops": int(drops.sum()), "failed_reads": int(failed.sum()),
+        "bytes_read": sum(int(w.stats["bytes_read"]) for w in ws),
+        "bytes_match_published_loads": honest,
+    }
+    return FigureResult(fig, metrics)
+
+
+def _stack(ax, x: np.ndarray, width: float, parts: list) -> list[Patch]:
+    """Stacked bars (zero-height ones are not drawn: cheaper); returns a legend handle each."""
+    bottom, handles = np.zeros(len(x)), []
+    for vals, color, hatch, label in parts:
+        style = {"facecolor": color, "hatch": hatch, "linewidth": 0.4,
+                 "edgecolor": "white" if hatch is None else ROLE["annotation"]}
+        on = vals > 0
+        ax.bar(x[on], vals[on], width, bottom=bottom[on], **style)
+        handles.append(Patch(label=label, **style))
+        bottom = bottom + vals
+    return handles

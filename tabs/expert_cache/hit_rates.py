@@ -1,0 +1,114 @@
+"""Figure: raw vs upstream aggregate vs exact hit rates, per window and per scenario.
+
+Upstream's "TRUE resident" subtracts prefetch_reads from hits in the window. That is right only
+if every prefetch is consumed exactly once, in the same window, before eviction; the exact
+counters classify each hit when it happens instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import Patch
+
+from core.experts.scenarios import SCENARIOS, ScenarioRun
+from tabs.expert_cache.common import pct, scenario_run, tint
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+
+GRID = {"width_ratios": [2.2, 1], "left": 0.06, "right": 0.98, "top": 0.76, "bottom": 0.12,
+        "wspace": 0.5}
+AGG = {"color": "white", "edgecolor": ROLE["reference"], "hatch": "....", "linewidth": 0.8}
+WRONG = tint("miss", 0.85)  # faint band behind a window whose aggregate is wrong
+
+
+def _totals(run: ScenarioRun) -> tuple[float, float, float, float, int, int]:
+    """(raw, aggregate, exact resident, exact prefetched) in %, wrong windows, windows with gets."""
+    s = [w.stats for w in run.windows]
+    req = sum(int(x["requests"]) for x in s)
+    hits = sum(int(x["hits"]) for x in s)
+    agg = sum(max(int(x["aggregate_adjusted_hits"]), 0) for x in s)
+    dem = sum(int(x["demand_requests"]) for x in s)
+    res = sum(int(x["hits_resident"]) for x in s)
+    pre = sum(int(x["hits_prefetched"]) for x in s)
+    wrong = sum(w.aggregate_wrong for w in run.windows)
+    active = sum(w.requests > 0 for w in run.windows)
+    return pct(hits, req), pct(agg, req), pct(res, dem), pct(pre, dem), wrong, active
+
+
+def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> FigureResult:
+    run = scenario_run(slots, scenario, topk, schedule, seed)
+    ws = run.windows
+    x = np.arange(len(ws))
+    req = np.array([w.requests for w in ws])
+    raw = np.array([pct(int(w.stats["hits"]), w.requests) for w in ws])
+    agg = np.array([pct(max(int(w.stats["aggregate_adjusted_hits"]), 0), w.requests) for w in ws])
+    res = np.array([pct(int(w.stats["hits_resident"]), w.requests) for w in ws])
+    pre = np.array([pct(int(w.stats["hits_prefetched"]), w.requests) for w in ws])
+    runs = {name: scenario_run(slots, name, topk, schedule, seed) for name in SCENARIOS}
+    totals = {name: _totals(r) for name, r in runs.items()}
+    with lab_figure(4.3) as fig:
+        fig.set_layout_engine("none")  # fixed margins: constrained layout is slow here
+        left, right = fig.subplots(1, 2, gridspec_kw=GRID)
+        w = 0.27
+        for i, win in enumerate(ws):
+            if win.aggregate_wrong:
+                left.axvspan(i - 0.48, i + 0.48, color=WRONG, lw=0, zorder=0)
+                clamped = int(win.stats["aggregate_adjusted_hits"]) < 0
+                left.text(i, 103, f"{win.aggregate_error:+d}".replace("-", "−")
+                          + ("\n(<0)" if clamped else ""), ha="center", va="bottom",
+                          fontsize=7, fontweight="bold", color=ROLE["miss"], linespacing=0.9)
+            elif not win.requests:
+                left.text(i, 3, "no gets", ha="center", va="bottom", fontsize=7, rotation=90,
+                          color=ROLE["annotation"])
+        left.bar(x - w, raw, w, color=ROLE["neutral"], label="raw: hits / requests")
+        left.bar(x, agg, w, label="upstream aggregate: max(hits − prefetch_reads, 0) / requests",
+                 **AGG)
+        left.bar(x + w, res, w, color=ROLE["hit"], label="exact: resident hits / gets")
+        left.bar(x + w, pre, w, bottom=res, color=tint("prefetch", 0.3),
+                 label="exact: prefetched hits / gets (stacked: resident + prefetched = raw)")
+        left.set_xticks(x, [f"w{i}" for i in x], fontsize=7 if len(ws) > 16 else 8)
+        left.set_xlim(-0.6, len(ws) - 0.4)
+        left.set_ylim(0, 115)
+        left.set_yticks(range(0, 101, 25))
+        left.set_ylabel("hit rate in the window (%)")
+        left.set_xlabel("counter window (reset_stats between windows)")
+        left.set_title(f"Per window: {scenario}", fontsize=9)
+        handles, _ = left.get_legend_handles_labels()
+        handles.append(Patch(fc=WRONG, label="±n: the aggregate is off by n resident hits "
+                             "((<0): negative, hidden by the clamp)"))
+        left.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.09), ncol=2,
+                    fontsize=7.5, borderaxespad=0.0, columnspacing=1.2)
+        _summary(right, totals, scenario)
+    sel = totals[scenario]
+    metrics: dict[str, int | float | str | bool] = {
+        "scenario": scenario, "windows": len(ws), "windows_with_gets": int((req > 0).sum()),
+        "windows_aggregate_wrong": sel[4], "raw_pct": sel[0], "aggregate_pct": sel[1],
+        "exact_resident_pct": sel[2], "exact_prefetched_pct": sel[3],
+    }
+    for name, t in totals.items():
+        key = name.replace(" ", "_")
+        metrics |= {f"{key}_raw_pct": t[0], f"{key}_aggregate_pct": t[1],
+                    f"{key}_exact_resident_pct": t[2], f"{key}_wrong_windows": t[4]}
+    return FigureResult(fig, metrics)
+
+
+def _summary(ax, totals: dict, scenario: str) -> None:
+    names = list(totals)
+    y = np.arange(len(names))[::-1].astype(float)
+    h = 0.26
+    raw, agg, res, pre = (np.array([totals[n][i] for n in names]) for i in range(4))
+    ax.barh(y + h, raw, h, color=ROLE["neutral"])
+    ax.barh(y, agg, h, **AGG)
+    ax.barh(y - h, res, h, color=ROLE["hit"])
+    ax.barh(y - h, pre, h, left=res, color=tint("prefetch", 0.3))
+    labels = [f"{n}\naggregate wrong in {totals[n][4]}/{totals[n][5]}" for n in names]
+    ax.set_yticks(y, labels, fontsize=7.5)
+    for lab, n in zip(ax.get_yticklabels(), names, strict=True):
+        lab.set_color(ROLE["miss"] if totals[n][4] else ROLE["annotation"])
+        if n == scenario:
+            lab.set_fontweight("bold")
+    ax.set_xlim(0, 100)
+    ax.set_xticks(range(0, 101, 25))
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.set_xlabel("hit rate over the whole run (%)")
+    ax.set_title("All five scenarios, same knobs", fontsize=9)

@@ -1,0 +1,38 @@
+"""Tab: Fleet ring. Consistent hashing with vnodes: skew, minimal perturbation, bounded loads."""
+
+from __future__ import annotations
+
+from tabs.controls import Slider
+from tabs.fleet_ring.bounded import fleet_ring_bounded
+from tabs.fleet_ring.layout import fleet_ring_layout
+from tabs.fleet_ring.removal import fleet_ring_removal
+from tabs.fleet_ring.spread import fleet_ring_spread
+from tabs.spec import FigureSpec, TabSpec
+
+RING = ("vnodes", "clusters", "sessions", "seed")
+
+TAB = TabSpec(
+    id="fleet_ring",
+    title="Fleet ring",
+    controls=(
+        Slider("vnodes", "Virtual nodes per cluster V", 1, 256, 8, demo=128,
+               info="The hero: the seed demo used 8. Slide up and watch the arcs even out."),
+        Slider("clusters", "Clusters N", 2, 16, 8, demo=12),
+        Slider("c", "Bounded-load capacity factor c", 1.0, 2.0, 1.25, step=0.05, integer=False,
+               demo=1.5, info="Each cluster takes at most ⌈c · mean⌉ keys."),
+        Slider("sessions", "Sessions routed S", 600, 40_000, 40_000, step=200, demo=600,
+               info="600 is the seed demo's sample: too few to see ring skew through the noise."),
+        Slider("seed", "Ring draw and Zipf seed", 0, 99, 0, demo=7,
+               info="Draw 0 is the simulator's ring; other draws rename the clusters."),
+    ),
+    figures=(
+        FigureSpec("fleet_ring_layout", "Ring layout and keyspace share per cluster",
+                   fleet_ring_layout, RING),
+        FigureSpec("fleet_ring_spread", "Load skew against vnodes: the 1/√V rule",
+                   fleet_ring_spread, RING),
+        FigureSpec("fleet_ring_removal", "Removing a cluster: only its sessions move",
+                   fleet_ring_removal, RING),
+        FigureSpec("fleet_ring_bounded", "Bounded loads: balance against affinity",
+                   fleet_ring_bounded, ("vnodes", "clusters", "c", "seed")),
+    ),
+)

@@ -1,0 +1,100 @@
+"""Figure: consistent hashing with bounded loads; the cap c trades key affinity for balance."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from matplotlib.patches import Patch
+
+from core.fleet.views import BoundedRun, bounded_sweep
+from tabs.figure import FigureResult, lab_figure
+from tabs.fleet_ring.common import cluster_colors, cluster_labels, snap_layout
+from tabs.palette import ROLE
+
+C_GRID = tuple(round(1.0 + 0.1 * i, 2) for i in range(11))
+ZIPF = ((0.0, "uniform keys", "#0072B2"), (1.2, "Zipf s = 1.2", "#E69F00"))
+HOT_S = 1.2  # the per-cluster panel shows the skewed workload, where the bound matters most
+PREFIXES, REQUESTS = 200, 2000
+Y_TOP = 4.0
+
+
+@lru_cache(maxsize=32)
+def _sweep(zipf_s: float, clusters: int, vnodes: int, seed: int) -> tuple[BoundedRun, ...]:
+    """C_GRID then c = inf (the plain ring) for one Zipf draw; c itself is drawn separately."""
+    return tuple(bounded_sweep(C_GRID + (math.inf,), zipf_s, clusters, vnodes, PREFIXES, REQUESTS,
+                               seed, draw=seed))
+
+
+def _at(zipf_s: float, c: float, clusters: int, vnodes: int, seed: int) -> BoundedRun:
+    return bounded_sweep((c,), zipf_s, clusters, vnodes, PREFIXES, REQUESTS, seed, draw=seed)[0]
+
+
+def fleet_ring_bounded(vnodes: int, clusters: int, c: float, seed: int) -> FigureResult:
+    sweeps = {s: _sweep(s, clusters, vnodes, seed) for s, _, _ in ZIPF}
+    now = {s: _at(s, c, clusters, vnodes, seed) for s, _, _ in ZIPF}
+    hot, hot_free = now[HOT_S], sweeps[HOT_S][-1]
+    mean = REQUESTS / clusters
+    with lab_figure(4.0) as fig:
+        loads, balance, affinity = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 1, 1]})
+        x = np.arange(clusters)
+        loads.bar(x, hot_free.loads, width=0.8, color="none", edgecolor=ROLE["neutral"],
+                  hatch="///", lw=0.8, label="plain ring (no bound)")
+        loads.bar(x, hot.loads, width=0.5, color=cluster_colors(clusters))
+        loads.axhline(hot.cap, color=ROLE["reference"], ls="--", lw=1.2,
+                      label=f"cap ⌈c·mean⌉ = {hot.cap}")
+        loads.axhline(mean, color=ROLE["annotation"], ls=":", lw=1, label=f"mean {mean:g}")
+        loads.set_xticks(x, cluster_labels(clusters), fontsize=8 if clusters <= 8 else 6)
+        loads.set_xlim(-0.6, clusters - 0.4)
+        loads.set_ylim(0, max(float(hot_free.loads.max()), hot.cap) * 1.3)
+        loads.set_xlabel("cluster")
+        loads.set_ylabel(f"requests placed (of {REQUESTS:,})")
+        loads.set_title(f"Max/mean {hot.max_over_mean:.2f}× "
+                        f"(no bound {hot_free.max_over_mean:.2f}×)")
+        proxy = Patch(color=ROLE["neutral"], label=f"bounded, c = {c:g}")
+        loads.legend(handles=[*loads.get_legend_handles_labels()[0], proxy], loc="upper left",
+                     fontsize=7, ncols=2)
+
+        cs = np.array(C_GRID)
+        balance.fill_between(cs, cs, Y_TOP, color=ROLE["grid"], lw=0, label="above c: impossible")
+        balance.plot(cs, cs, color=ROLE["reference"], lw=1, ls="--", label="max/mean = c")
+        for s, label, color in ZIPF:
+            runs = sweeps[s]
+            free = runs[-1].max_over_mean
+            if free <= Y_TOP:
+                balance.axhline(free, color=color, ls=":", lw=1.2)
+            balance.plot(cs, [r.max_over_mean for r in runs[:-1]], "o-", ms=3, color=color,
+                         label=f"{label}; no bound {free:.2f}×")
+            affinity.plot(cs, [r.on_primary * 100 for r in runs[:-1]], "o-", ms=3, color=color,
+                          label=label)
+            balance.plot([c], [now[s].max_over_mean], "o", color=color, ms=8, mec="white", mew=1.2)
+            affinity.plot([c], [now[s].on_primary * 100], "o", color=color, ms=8, mec="white",
+                          mew=1.2)
+        balance.plot([], [], ":", color=ROLE["neutral"], label="dotted: no bound (c = ∞)")
+        loads.text(0.99, 0.72, f"Zipf s = {HOT_S} keys:\n{PREFIXES} prefixes,\n"
+                   f"{REQUESTS:,} requests", transform=loads.transAxes, ha="right", va="top",
+                   fontsize=7, color=ROLE["annotation"])
+        for ax in (balance, affinity):
+            ax.axvline(c, color=ROLE["annotation"], lw=0.8)
+            ax.set_xlim(1.0, 2.0)
+            ax.set_xlabel("capacity factor c")
+        balance.set_ylim(0.9, Y_TOP)
+        balance.set_ylabel("max / mean load")
+        balance.set_title("Balance: max/mean never above c")
+        balance.legend(loc="upper left", fontsize=7)
+        affinity.set_ylim(0, 105)
+        affinity.set_ylabel("% of requests on their ring primary")
+        affinity.set_title("Affinity: a tight c spills keys")
+        affinity.legend(loc="lower right", fontsize=7)
+    snap_layout(fig)
+    metrics: dict[str, float | int | bool] = {"c": c, "cap_zipf_hot": hot.cap}
+    for s, _, _ in ZIPF:
+        tag = f"s{s:g}".replace(".", "_")
+        metrics |= {
+            f"max_over_mean_{tag}": now[s].max_over_mean,
+            f"max_over_mean_unbounded_{tag}": sweeps[s][-1].max_over_mean,
+            f"on_primary_{tag}": now[s].on_primary,
+            f"never_above_cap_{tag}": bool(now[s].loads.max() <= now[s].cap),
+        }
+    return FigureResult(fig, metrics)

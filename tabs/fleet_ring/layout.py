@@ -1,0 +1,108 @@
+"""Figure: the ring itself (vnode points and owned arcs) and each cluster's keyspace share."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.colors import ListedColormap
+
+from core.fleet.metrics import load_stats
+from core.fleet.views import (
+    keyspace_shares,
+    next_other_owner,
+    primary_points,
+    ring_view,
+    route_counts,
+    session_array,
+)
+from tabs.figure import FigureResult, lab_figure
+from tabs.fleet_ring.common import cluster_colors, cluster_labels, snap_layout
+from tabs.palette import ROLE
+
+ARC_BINS = 2048  # angular resolution of the drawn arcs (0.18 degrees); shares are exact
+TWO_PI = 2 * np.pi
+EXAMPLE_KEY = 0  # "session-0" is traced from its position to its primary and secondary
+
+
+def _theta(positions: np.ndarray) -> np.ndarray:
+    return positions.astype(np.float64) / 2.0**64 * TWO_PI
+
+
+def fleet_ring_layout(vnodes: int, clusters: int, sessions: int, seed: int) -> FigureResult:
+    view = ring_view(clusters, vnodes, seed)
+    shares = keyspace_shares(view)  # (N,)
+    hashes = session_array(sessions)
+    counts = route_counts(view, hashes)
+    colors = cluster_colors(clusters)
+    key = hashes[EXAMPLE_KEY : EXAMPLE_KEY + 1]
+    j = primary_points(view, key)
+    primary, secondary = int(view.owners[j][0]), int(view.owners[next_other_owner(view)[j]][0])
+
+    centers = ((np.arange(ARC_BINS) + 0.5) / ARC_BINS * 2.0**64).astype(np.uint64)
+    arc_owner = view.owners[primary_points(view, centers)]  # (ARC_BINS,)
+    fair = 100.0 / clusters
+    with lab_figure(4.6) as fig:
+        gs = fig.add_gridspec(1, 2, width_ratios=[1.0, 1.25])
+        ring = fig.add_subplot(gs[0], projection="polar")
+        bars = fig.add_subplot(gs[1])
+
+        ring.set_theta_zero_location("N")
+        ring.set_theta_direction(-1)  # clockwise, like route()
+        edges = np.linspace(0, TWO_PI, ARC_BINS + 1)
+        ring.pcolormesh(edges, [0.78, 1.0], arc_owner[None, :].astype(float),
+                        cmap=ListedColormap(colors), vmin=-0.5, vmax=clusters - 0.5,
+                        shading="flat", rasterized=False)
+        ring.scatter(_theta(view.points), np.full(view.points.size, 1.07),
+                     c=[colors[o] for o in view.owners], s=9 if view.points.size <= 512 else 3,
+                     marker="o", linewidths=0, clip_on=False)
+        tk = float(_theta(key)[0])
+        ring.plot([tk, tk], [0.66, 0.78], color=ROLE["reference"], lw=1.2)
+        ring.plot([tk], [0.66], "o", color=ROLE["reference"], ms=4)
+        ring.set_ylim(0, 1.12)
+        ring.set_yticks([])
+        ring.set_xticks(np.arange(4) * TWO_PI / 4, ["0", "¼", "½", "¾"])
+        ring.grid(False)
+        ring.spines["polar"].set_visible(False)
+        ring.text(0, 0, f"{clusters} clusters × {vnodes} vnodes\n= {view.points.size} points\n\n"
+                  f"● session-{EXAMPLE_KEY}: primary c{primary},\n"
+                  f"secondary c{secondary}", ha="center", va="center", fontsize=8,
+                  transform=ring.transData)
+        ring.set_title(f"Ring (clockwise from 0), draw {seed}: arcs coloured by owner", pad=14)
+
+        x = np.arange(clusters)
+        pct = shares * 100
+        top = min(100.0, 3 * fair)
+        bars.bar(x, np.minimum(pct, top), color=colors, edgecolor="white", width=0.75,
+                 label="keyspace share (exact)")
+        for k in np.flatnonzero(pct > top):
+            bars.text(k, top * 0.97, f"{pct[k]:.0f}%", ha="center", va="top", fontsize=7,
+                      color="white", fontweight="bold")
+        bars.plot(x, np.minimum(counts / sessions * 100, top), "o", color=ROLE["reference"],
+                  ms=4, label=f"sessions routed ({sessions:,} keys)")
+        bars.axhline(fair, color=ROLE["reference"], ls="--", lw=1, label=f"fair 1/N = {fair:.1f}%")
+        bars.set_xticks(x, cluster_labels(clusters), fontsize=8 if clusters <= 12 else 7)
+        bars.set_xlim(-0.6, clusters - 0.4)
+        bars.set_ylim(0, top)
+        bars.set_xlabel("cluster")
+        bars.set_ylabel("% of keyspace / of sessions")
+        hi, lo = int(np.argmax(shares)), int(np.argmin(shares))
+        ratio = shares[hi] / shares[lo]
+        bars.set_title(f"Keyspace share: c{hi} owns {ratio:,.{1 if ratio < 100 else 0}f}× c{lo}'s",
+                       pad=22)
+        bars.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=3, fontsize=7,
+                    borderaxespad=0.2, handletextpad=0.4, columnspacing=1.0)
+
+    snap_layout(fig)
+    share_stats, count_stats = load_stats(shares), load_stats(counts)
+    metrics = {
+        "points": int(view.points.size),
+        "max_share": float(shares.max()),
+        "min_share": float(shares.min()),
+        "max_over_min_share": float(shares.max() / shares.min()),
+        "share_max_over_mean": share_stats.max_over_mean,
+        "share_cv": share_stats.cv,
+        "sessions_cv": count_stats.cv,
+        "rule_of_thumb_cv": float(1 / np.sqrt(vnodes)),
+        "example_primary": primary,
+        "example_secondary": secondary,
+    }
+    return FigureResult(fig, metrics)

@@ -1,0 +1,89 @@
+"""Figure: load skew against the vnode count, with the 1/sqrt(V) rule and the sampling floor."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.fleet.metrics import load_stats
+from core.fleet.views import keyspace_shares, ring_view, route_counts, session_array, share_sweep
+from tabs.figure import FigureResult, lab_figure
+from tabs.fleet_ring.common import (
+    DRAWS,
+    SEED_VNODES,
+    SWEEP_V,
+    noise_floor_cv,
+    session_cv_sweep,
+    snap_layout,
+)
+from tabs.palette import ROLE
+
+EXACT = "#0072B2"  # this ring's exact keyspace shares
+SAMPLED = "#56B4E9"  # this ring's routed sessions (shares plus sampling noise)
+
+
+def _mark(ax, v: int, y: float, color: str) -> None:
+    ax.plot([v], [y], "o", color=color, ms=7, mec="white", mew=1.2, zorder=5)
+
+
+def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> FigureResult:
+    sweep = share_sweep(clusters, SWEEP_V, DRAWS)
+    cv_s, mx_s = session_cv_sweep(clusters, sessions, seed)
+    view = ring_view(clusters, vnodes, seed)
+    share = load_stats(keyspace_shares(view))
+    counted = load_stats(route_counts(view, session_array(sessions)))
+    this = share_sweep(clusters, SWEEP_V, (seed,))
+    floor = noise_floor_cv(clusters, sessions)
+    v = np.array(SWEEP_V, dtype=float)
+    with lab_figure(4.0) as fig:
+        left, right = fig.subplots(1, 2)
+        for ax, band, mine, counted_sweep, now_exact, now_counted in (
+            (left, sweep.cv, this.cv[0], cv_s, share.cv, counted.cv),
+            (right, sweep.max_over_mean, this.max_over_mean[0], mx_s, share.max_over_mean,
+             counted.max_over_mean),
+        ):
+            lo, hi = np.percentile(band, [10, 90], axis=0)
+            ax.fill_between(v, lo, hi, color=ROLE["neutral"], alpha=0.25, lw=0,
+                            label=f"{len(DRAWS)} ring draws, 10-90%")
+            ax.plot(v, band.mean(axis=0), color=ROLE["neutral"], lw=1.2, label="mean of draws")
+            ax.plot(v, mine, "-", color=EXACT, label=f"draw {seed}: keyspace shares (exact)")
+            ax.plot(v, counted_sweep, ":", color=SAMPLED, lw=1.8,
+                    label=f"draw {seed}: {sessions:,} sessions routed")
+            _mark(ax, vnodes, now_exact, EXACT)
+            _mark(ax, vnodes, now_counted, SAMPLED)
+            ax.axvline(vnodes, color=ROLE["annotation"], lw=0.8)
+            ax.axvline(SEED_VNODES, color=ROLE["rejected"], lw=1, ls=(0, (2, 2)))
+            ax.set_xscale("log", base=2)
+            ax.set_xlim(1, 256)
+            ax.set_xticks(v, [str(int(x)) for x in SWEEP_V])
+            ax.set_xlabel("vnodes per cluster V (log scale)")
+            ax.minorticks_off()
+        left.plot(v, 1 / np.sqrt(v), "--", color=ROLE["reference"], lw=1.2, label="rule: 1/√V")
+        left.axhline(floor, color=ROLE["annotation"], ls="-.", lw=1,
+                     label=f"sampling floor √((N-1)/S) = {floor:.3f}")
+        left.set_yscale("log")
+        left.set_ylim(0.005, 2)
+        left.set_yticks([0.01, 0.03, 0.1, 0.3, 1], ["0.01", "0.03", "0.1", "0.3", "1"])
+        left.minorticks_off()
+        left.set_ylabel("CV of load across clusters (std / mean)")
+        left.set_title(f"Skew falls as 1/√V: CV {share.cv:.2f} at V = {vnodes}")
+        left.text(SEED_VNODES * 0.93, 0.02, "seed demo: V = 8", color=ROLE["rejected"],
+                  fontsize=7, ha="right", transform=left.get_xaxis_transform())
+        left.legend(loc="upper right", fontsize=7)
+        right.axhline(1, color=ROLE["reference"], lw=1, ls="--", label="perfectly even")
+        right.set_ylim(0.9, 3.5)
+        right.set_ylabel("max / mean load (hottest cluster)")
+        right.set_title(f"Hottest cluster: {share.max_over_mean:.2f}× the mean at V = {vnodes}")
+        right.legend(loc="upper right", fontsize=7)
+    snap_layout(fig)
+    metrics = {
+        "vnodes": vnodes,
+        "share_cv": share.cv,
+        "sessions_cv": counted.cv,
+        "rule_of_thumb_cv": float(1 / np.sqrt(vnodes)),
+        "sampling_floor_cv": floor,
+        "share_max_over_mean": share.max_over_mean,
+        "sessions_max_over_mean": counted.max_over_mean,
+        "draws_mean_cv_v8": float(sweep.cv[:, SWEEP_V.index(8)].mean()),
+        "draws_mean_cv_v128": float(sweep.cv[:, SWEEP_V.index(128)].mean()),
+    }
+    return FigureResult(fig, metrics)

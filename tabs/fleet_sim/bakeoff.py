@@ -1,0 +1,73 @@
+"""Figure: the router bake-off on one seeded trace with a failure: hit rate vs P95 TTFT, load CV."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.fleet.routers import ROUTERS
+from core.fleet.views import pareto_front
+from tabs.figure import FigureResult, lab_figure
+from tabs.fleet_ring.common import snap_layout
+from tabs.fleet_sim.common import DOWN_S, FAIL_CLUSTER, fleet_run
+from tabs.palette import ROLE
+
+MARKERS = dict(zip(ROUTERS, ("o", "s", "^", "v", "D"), strict=True))
+PICKED = "#0072B2"
+X_LIM = (0.1, 20.0)
+
+
+def fleet_sim_bakeoff(rate: int, fail_at: int, router: str, seed: int) -> FigureResult:
+    runs = {r: fleet_run(rate, fail_at, r, seed) for r in ROUTERS}
+    p95 = np.array([runs[r].summary.by_class("short").p95 for r in ROUTERS])
+    hit = np.array([runs[r].summary.hit_rate * 100 for r in ROUTERS])
+    cv = np.array([runs[r].summary.load.cv for r in ROUTERS])
+    slo = np.array([runs[r].summary.overall.slo_attainment * 100 for r in ROUTERS])
+    front = pareto_front(p95, hit)
+    with lab_figure(4.2) as fig:
+        pareto, loads = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
+        grid = np.geomspace(X_LIM[0], X_LIM[1], 400)
+        reach = [hit[front & (p95 <= g)].max(initial=0.0) for g in grid]
+        pareto.fill_between(grid, 0, reach, step="post", color=ROLE["grid"], lw=0,
+                            label="dominated: another router is better on both")
+        for i, r in enumerate(ROUTERS):
+            picked = r == router
+            pareto.plot(np.clip(p95[i], *X_LIM), hit[i], MARKERS[r], ms=12 if picked else 8,
+                        color=PICKED if picked else ROLE["neutral"],
+                        mec=ROLE["reference"] if front[i] else "white", mew=1.5,
+                        label=f"{r}: SLO met {slo[i]:.0f}%" + ("  (picked)" if picked else ""))
+        pareto.set_xscale("log")
+        pareto.set_xlim(*X_LIM)
+        pareto.set_xticks([0.1, 0.2, 0.5, 1, 2, 5, 10, 20], ["0.1", "0.2", "0.5", "1", "2", "5",
+                                                              "10", "20"])
+        pareto.minorticks_off()
+        pareto.set_ylim(0, 100)
+        pareto.set_xlabel("P95 TTFT of admitted short requests (s, log)  ← better")
+        pareto.set_ylabel("prefix-cache token hit rate (%)  ↑ better")
+        pareto.set_title("Pareto: hit rate vs short P95 TTFT (black edge: on the front)")
+        pareto.legend(loc="lower right", fontsize=7, title=f"{rate} req/s; c{FAIL_CLUSTER} down "
+                      f"{fail_at}-{fail_at + DOWN_S:g} s", title_fontsize=7)
+
+        y = np.arange(len(ROUTERS))
+        loads.barh(y, cv, color=[PICKED if r == router else ROLE["neutral"] for r in ROUTERS],
+                   height=0.6)
+        for i, r in enumerate(ROUTERS):
+            mx = runs[r].summary.load.max_over_mean
+            loads.text(cv[i] + 0.01, i, f"{cv[i]:.2f}  (max {mx:.2f}× mean)", va="center",
+                       fontsize=7)
+        loads.set_yticks(y, list(ROUTERS), fontsize=8)
+        loads.invert_yaxis()
+        loads.set_xlim(0, max(0.6, float(cv.max()) * 1.6))
+        loads.set_xlabel("CV of requests served per cluster  ← more even")
+        loads.set_title("Load balance over the run")
+        loads.grid(False, axis="y")
+    snap_layout(fig)
+    pick = ROUTERS.index(router)
+    metrics: dict[str, float | int | bool | str] = {
+        "router": router,
+        "picked_on_front": bool(front[pick]),
+        "front": ",".join(r for r, f in zip(ROUTERS, front, strict=True) if f),
+    }
+    for i, r in enumerate(ROUTERS):
+        metrics |= {f"{r}_short_p95_s": float(p95[i]), f"{r}_hit_rate": float(hit[i] / 100),
+                    f"{r}_load_cv": float(cv[i]), f"{r}_slo_attainment": float(slo[i] / 100)}
+    return FigureResult(fig, metrics)

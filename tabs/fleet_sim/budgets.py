@@ -1,0 +1,127 @@
+"""Figure: per-class budgets under a long burst, measured honestly, beside the seed's wrong P95."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from core.fleet.metrics import SEED_SENTINEL, naive_p95_with_rejections_as_sentinel
+from core.fleet.records import SimResult
+from tabs.figure import FigureResult, lab_figure
+from tabs.fleet_ring.common import snap_layout
+from tabs.fleet_sim.common import BURST_S, CLASS_COLORS, MODES, budget_runs
+from tabs.palette import ROLE
+
+CLASSES = ("short", "long")
+W = 0.4
+MODE_LABEL = {"off": "off (no cap)", "reject": "reject", "queue": "queue (defer)"}
+FATES = (("hit", "met SLO"), ("miss", "admitted, late"), ("rejected", "rejected"))
+
+
+def _x(m: int, k: int) -> float:
+    return m + (k - 0.5) * (W + 0.04)
+
+
+def _ticks(ax, extra: dict[tuple[int, int], str] | None = None) -> None:
+    """Class names under each bar (plus an optional second line), mode names under each pair."""
+    ax.set_xticks([_x(m, k) for m in range(3) for k in range(2)],
+                  [CLASSES[k] + (f"\n{extra[m, k]}" if extra else "")
+                   for m in range(3) for k in range(2)], fontsize=7)
+    ax.set_xlim(-0.55, 2.55)
+    ax.grid(False, axis="x")
+    for m, mode in enumerate(MODES):
+        ax.text(m, -0.2 if extra else -0.12, MODE_LABEL[mode], ha="center", va="top", fontsize=8,
+                fontweight="bold", transform=ax.get_xaxis_transform())
+
+
+def _wrong_p95(res: SimResult, k: int) -> float:
+    m = res.records.klass == k
+    return naive_p95_with_rejections_as_sentinel(res.records.ttft[m], res.records.admitted[m])
+
+
+def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureResult:
+    runs = budget_runs(long_burst, long_budget, seed)
+    metrics: dict[str, float | int | bool | str] = {
+        "long_burst": long_burst, "long_budget": long_budget,
+        "burst_window": f"{BURST_S[0]:g}-{BURST_S[1]:g} s"}
+    n_label: dict[tuple[int, int], str] = {}
+    labels: list[str] = []
+    xs, shares, p95s, wrongs, slos, colors = [], [], [], [], [], []
+    for m, (mode, res) in enumerate(zip(MODES, runs, strict=True)):
+        for k, name in enumerate(CLASSES):
+            c = res.summary.by_class(name)
+            met = round(c.slo_attainment * c.offered)
+            naive = _wrong_p95(res, k)
+            xs.append(_x(m, k))
+            shares.append([100 * n / c.offered for n in (met, c.admitted - met, c.rejected)])
+            p95s.append(c.p95)
+            wrongs.append(naive)
+            slos.append(c.slo_s)
+            colors.append(CLASS_COLORS[name])
+            deferred = f"\ndef. {c.deferral_rate:.0%}" if c.deferred else ""
+            labels.append(f"{c.slo_attainment:.0%}\n{c.goodput_rps:.1f}/s{deferred}")
+            n_label[m, k] = f"n={c.n_ttft}"
+            tag = f"{mode}_{name}"
+            metrics |= {
+                f"{tag}_p95_admitted_s": c.p95,
+                f"{tag}_n_admitted": c.n_ttft,
+                f"{tag}_rejection_rate": c.rejection_rate,
+                f"{tag}_deferral_rate": c.deferral_rate,
+                f"{tag}_slo_attainment": c.slo_attainment,
+                f"{tag}_goodput_rps": c.goodput_rps,
+                f"{tag}_sentinel_p95_WRONG": naive,
+            }
+    share = np.array(shares)  # (6 bars, 3 fates): % of offered
+    with lab_figure(4.3) as fig:
+        fate, p95, wrong = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.15, 1, 1]})
+        bottom = np.zeros(len(xs))
+        for j, (role, _) in enumerate(FATES):
+            fate.bar(xs, share[:, j], W, bottom=bottom, color=ROLE[role], lw=0)
+            bottom += share[:, j]
+        p95.bar(xs, p95s, W, color=colors)
+        p95.hlines(slos, np.array(xs) - W / 2, np.array(xs) + W / 2, color=ROLE["reference"],
+                   lw=1.5)
+        wrong.bar(xs, wrongs, W, color=colors, hatch="xx", edgecolor=ROLE["rejected"], lw=0.5)
+        for x, label, v, bad in zip(xs, labels, p95s, wrongs, strict=True):
+            fate.text(x, 101, label, ha="center", va="bottom", fontsize=7, linespacing=1.1)
+            p95.text(x, v * 1.15, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+            if bad < SEED_SENTINEL:
+                wrong.text(x, bad * 1.3, f"{bad:.2f}", ha="center", va="bottom", fontsize=7)
+        fate.set_ylim(0, 140)
+        fate.set_yticks([0, 25, 50, 75, 100])
+        fate.set_ylabel("% of offered requests")
+        fate.set_title("SLO attainment (%), goodput (/s)")
+        fate.legend(handles=[Patch(color=ROLE[r], label=lbl) for r, lbl in FATES],
+                    loc="upper center", ncols=3, fontsize=7, handlelength=1.2,
+                    columnspacing=0.8, title_fontsize=7,
+                    title=f"{long_burst} long requests in {BURST_S[0]:g}-{BURST_S[1]:g} s, "
+                          f"long budget {long_budget}")
+        p95.set_yscale("log")
+        p95.set_ylim(0.05, 500)
+        p95.set_yticks([0.1, 1, 10, 100], ["0.1", "1", "10", "100"])
+        p95.set_ylabel("P95 TTFT, admitted only (s, log)")
+        p95.set_title("RIGHT: P95, admitted only")
+        slo = runs[0].config.slo_s
+        p95.legend(handles=[*(Patch(color=CLASS_COLORS[n], label=f"{n} class") for n in CLASSES),
+                            Line2D([], [], color=ROLE["reference"], lw=1.5,
+                                   label=f"TTFT SLO ({slo[0]:g} s, {slo[1]:g} s)")],
+                   loc="upper left", fontsize=7)
+        wrong.set_yscale("log")
+        wrong.set_ylim(0.05, 5e8)
+        wrong.set_yticks([0.1, 10, 1e3, 1e5, 1e7], ["0.1", "10", "1k", "100k", "10M"])
+        wrong.set_ylabel("'P95 TTFT' (s, log)")
+        wrong.axhline(SEED_SENTINEL, color=ROLE["rejected"], ls="--", lw=1)
+        wrong.text(2.55, SEED_SENTINEL * 2.2, "rejection = 2,000,000 s", ha="right", fontsize=7,
+                   color=ROLE["rejected"])
+        wrong.set_title("WRONG: the seed's P95", color=ROLE["miss"])
+        wrong.text(0.03, 0.97, "Rejections counted as a huge TTFT:\nonce > 5% of a class is "
+                   "rejected,\nits P95 IS the sentinel.", transform=wrong.transAxes, va="top",
+                   fontsize=7, color=ROLE["miss"])
+        for ax in (p95, wrong):
+            ax.minorticks_off()
+        _ticks(fate)
+        _ticks(p95, n_label)
+        _ticks(wrong)
+    snap_layout(fig)
+    return FigureResult(fig, metrics)

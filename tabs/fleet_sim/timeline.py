@@ -1,0 +1,116 @@
+"""Figure: TTFT of every request over time through a cluster failure, and load per cluster."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.colors import PowerNorm
+from matplotlib.patches import Rectangle
+
+from core.fleet.metrics import percentile, recovery_time
+from core.fleet.views import windowed_percentile
+from tabs.figure import FigureResult, lab_figure
+from tabs.fleet_ring.common import cluster_colors, snap_layout
+from tabs.fleet_sim.common import CLASS_COLORS, DOWN_S, FAIL_CLUSTER, fleet_run
+from tabs.palette import ROLE
+
+WINDOW_S = 2.5
+RECOVERY_WINDOW_S = 5.0  # recovery: last 5 s window whose short P95 > 1.25x the pre-failure P95
+Y_LIM = (0.02, 30.0)
+LOAD_MAX = 16  # colour scale top: outstanding requests per cluster (sqrt scale)
+
+
+def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> FigureResult:
+    res = fleet_run(rate, fail_at, router, seed)
+    rec, fo, s = res.records, res.failover, res.summary
+    assert fo is not None
+    t_end = math.ceil(float(rec.arrival[-1]) / 5) * 5
+    adm = rec.admitted
+    plain = adm & ~rec.moved & ~rec.requeued
+    edges = np.arange(0.0, t_end + WINDOW_S, WINDOW_S)
+    short = adm & (rec.klass == 0)
+    p95 = windowed_percentile(rec.arrival[short], rec.ttft[short], edges)
+    slo_short = res.config.slo_s[0]
+    with lab_figure(5.6) as fig:
+        top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [1.6, 1]})
+        for ax in (top, bottom):
+            ax.axvspan(fail_at, fail_at + DOWN_S, color=ROLE["rejected"], alpha=0.08, lw=0)
+            ax.axvline(fail_at, color=ROLE["reference"], lw=1.2)
+            ax.axvline(fail_at + DOWN_S, color=ROLE["reference"], lw=1.2, ls="--")
+        ttft = np.clip(rec.ttft, *Y_LIM)
+        for k, name in enumerate(("short", "long")):
+            m = plain & (rec.klass == k)
+            top.scatter(rec.arrival[m], ttft[m], s=3 if k == 0 else 5, lw=0,
+                        color=ROLE["neutral"] if k == 0 else CLASS_COLORS["long"],
+                        alpha=0.5 if k == 0 else 0.7, label=f"{name} request")
+        top.scatter(rec.arrival[rec.requeued], ttft[rec.requeued], s=14, color=ROLE["inflight"],
+                    marker="s", lw=0, label=f"requeued off c{FAIL_CLUSTER} ({fo.requeued})")
+        top.scatter(rec.arrival[rec.moved], ttft[rec.moved], s=22, color=ROLE["miss"], lw=0,
+                    marker="D", label=f"moved session, cold ({fo.sessions_moved})")
+        mid = (edges[:-1] + edges[1:]) / 2
+        top.step(mid, p95, where="mid", color=ROLE["reference"], lw=1.6,
+                 label=f"short P95 per {WINDOW_S:g} s")
+        top.axhline(slo_short, color=ROLE["hit"], ls=":", lw=1.2,
+                    label=f"short SLO {slo_short:g} s")
+        top.set_yscale("log")
+        top.set_ylim(*Y_LIM)
+        top.set_yticks([0.03, 0.1, 0.3, 1, 3, 10, 30], ["0.03", "0.1", "0.3", "1", "3", "10", "30"])
+        top.minorticks_off()
+        top.set_ylabel("TTFT (s, log)")
+        rec_s = recovery_time(rec.arrival, rec.ttft, short, float(fail_at), fail_at + DOWN_S,
+                              RECOVERY_WINDOW_S)
+        recovered = (f"short P95 back in {rec_s:g} s" if rec_s is not None
+                     else "short P95 not back before the rejoin")
+        top.set_title(f"{router}: c{FAIL_CLUSTER} fails at {fail_at} s, rejoins cold at "
+                      f"{fail_at + DOWN_S:g} s; {recovered}")
+        top.legend(loc="upper left", ncols=6, fontsize=7, markerscale=1.2, handletextpad=0.2,
+                   columnspacing=0.7)
+        top.text(fail_at, Y_LIM[0] * 1.1, f" c{FAIL_CLUSTER} fails", fontsize=7, va="bottom")
+        top.text(fail_at + DOWN_S, Y_LIM[0] * 1.1, f" c{FAIL_CLUSTER} rejoins", fontsize=7,
+                 va="bottom")
+
+        load = res.load_series.T  # (clusters, bins)
+        img = bottom.imshow(load, aspect="auto", cmap="Greys",
+                            norm=PowerNorm(0.5, vmin=0, vmax=LOAD_MAX),
+                            origin="lower", interpolation="nearest",
+                            extent=(float(res.load_times[0]), float(res.load_times[-1]),
+                                    -0.5, load.shape[0] - 0.5))
+        bottom.set_yticks(range(load.shape[0]), [f"c{k}" for k in range(load.shape[0])],
+                          fontsize=7)
+        for label, color in zip(bottom.get_yticklabels(), cluster_colors(load.shape[0]),
+                                strict=True):
+            label.set_color(color)
+            label.set_fontweight("bold")
+        bottom.grid(False)
+        bottom.add_patch(Rectangle((fail_at, FAIL_CLUSTER - 0.5), DOWN_S, 1, fill=False,
+                                   hatch="////", edgecolor=ROLE["rejected"], lw=0.8))
+        bottom.set_xlim(0, t_end)
+        bottom.set_xlabel("arrival time (s)")
+        bottom.set_ylabel("cluster")
+        bottom.set_title(f"Requests outstanding per cluster (queued + prefilling); "
+                         f"c{FAIL_CLUSTER} hatched while down")
+        bar = fig.colorbar(img, ax=bottom, pad=0.01, fraction=0.03, ticks=[0, 1, 4, 9, 16])
+        bar.ax.set_title("req.", fontsize=7, fontweight="normal", loc="center")
+    snap_layout(fig)
+    before = rec.arrival < fail_at
+    during = (rec.arrival >= fail_at) & (rec.arrival < fail_at + DOWN_S)
+    started_down = (adm & (rec.cluster == FAIL_CLUSTER) & (rec.start >= fail_at)
+                    & (rec.start < fail_at + DOWN_S))
+    metrics = {
+        "router": router,
+        "requests": rec.n,
+        "sessions_bound": fo.sessions_bound,
+        "sessions_moved": fo.sessions_moved,
+        "requeued": fo.requeued,
+        "interrupted": fo.interrupted,
+        "cache_lost_tokens": fo.cache_lost_tokens,
+        "short_recovered_before_rejoin": rec_s is not None,
+        "short_recovery_time_s": rec_s if rec_s is not None else -1.0,
+        "short_p95_before_s": percentile(rec.ttft[short & before], 95),
+        "short_p95_while_down_s": percentile(rec.ttft[short & during], 95),
+        "p95_moved_s": percentile(rec.ttft[rec.moved], 95) if rec.moved.any() else 0.0,
+        "started_on_failed_while_down": int(np.count_nonzero(started_down)),
+        "hit_rate": s.hit_rate,
+    }
+    return FigureResult(fig, metrics)

@@ -1,0 +1,63 @@
+"""Tab: KDA replay. Snapshot vs raw-input replay for speculative rollback of a KDA state."""
+
+from __future__ import annotations
+
+from tabs.controls import Choice, Slider
+from tabs.kda_replay.consistency import kda_replay_consistency
+from tabs.kda_replay.cost import kda_replay_cost
+from tabs.kda_replay.principle import kda_replay_principle
+from tabs.kda_replay.rollback import kda_replay_rollback
+from tabs.spec import FigureSpec, TabSpec
+
+TAB = TabSpec(
+    id="kda_replay",
+    title="KDA replay",
+    controls=(
+        Slider(
+            "draft_len",
+            "Draft length γ (tokens drafted per verify)",
+            1,
+            16,
+            4,
+            demo=10,
+            info="The hero: watch bytes grow linearly while the ratio stays put.",
+        ),
+        Slider("accepted", "Accepted count n (0 ≤ n ≤ γ)", 0, 16, 2, demo=3),
+        Slider("heads", "KDA heads H (toy)", 1, 16, 4, demo=8),
+        Slider("dk", "Key width d_k (toy)", 8, 128, 32, step=8, demo=64),
+        Slider("dv", "Value width d_v (toy)", 8, 128, 32, step=8, demo=64),
+        Choice(
+            "dtype",
+            "Compute dtype for the consistency check",
+            ("float64", "float32"),
+            "float64",
+            demo="float32",
+        ),
+    ),
+    figures=(
+        FigureSpec(
+            "kda_replay_principle",
+            "Principle: what each scheme stores and restores",
+            kda_replay_principle,
+            ("draft_len", "accepted", "heads", "dk", "dv"),
+        ),
+        FigureSpec(
+            "kda_replay_cost",
+            "Cost ratio vs draft length and vs d_k·d_v",
+            kda_replay_cost,
+            ("draft_len", "heads", "dk", "dv"),
+        ),
+        FigureSpec(
+            "kda_replay_consistency",
+            "Replay consistency: zero, partial, all accepted",
+            kda_replay_consistency,
+            ("draft_len", "accepted", "heads", "dk", "dv", "dtype"),
+        ),
+        FigureSpec(
+            "kda_replay_rollback",
+            "Rollback cost explorer: bytes held and moved",
+            kda_replay_rollback,
+            ("draft_len", "heads", "dk", "dv"),
+        ),
+    ),
+)

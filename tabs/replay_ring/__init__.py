@@ -1,0 +1,38 @@
+"""Tab: Replay ring. ReplaySSM's raw-input ring streams a speculative session; a snapshot ring
+is the baseline."""
+
+from __future__ import annotations
+
+from tabs.controls import Choice, Slider
+from tabs.replay_ring.bandwidth import ring_bandwidth
+from tabs.replay_ring.equivalence import ring_equivalence
+from tabs.replay_ring.layout import ring_layout
+from tabs.replay_ring.timeline import ring_timeline
+from tabs.spec import FigureSpec, TabSpec
+
+SESSION = ("capacity", "draft_len", "accept_rate", "steps", "seed")
+
+TAB = TabSpec(
+    id="replay_ring",
+    title="Replay ring",
+    controls=(
+        Slider("capacity", "Ring capacity L (raw-input entries)", 4, 32, 12, demo=8,
+               info="The hero: a small ring flushes often; the flush rule is committed + γ > L."),
+        Slider("draft_len", "Draft length γ (tokens pushed per verify step)", 1, 8, 3, demo=5),
+        Slider("accept_rate", "Acceptance rate a (per drafted token)", 0.0, 1.0, 0.7, step=0.05,
+               integer=False, demo=0.4),
+        Slider("steps", "Verify steps", 4, 48, 20, demo=30),
+        Slider("seed", "Seed", 0, 99, 0, demo=7),
+        Choice("dtype", "Compute dtype", ("float64", "float32"), "float64", demo="float32"),
+    ),
+    figures=(
+        FigureSpec("ring_timeline", "Push, commit, rollback and flush timing",
+                   ring_timeline, SESSION),
+        FigureSpec("ring_layout", "Window layout: physical slots, start pointer, wrap",
+                   ring_layout, SESSION),
+        FigureSpec("ring_equivalence", "Streaming ring vs batch recurrence",
+                   ring_equivalence, (*SESSION, "dtype")),
+        FigureSpec("ring_bandwidth", "Bandwidth ledger: bytes written and read",
+                   ring_bandwidth, (*SESSION, "dtype")),
+    ),
+)

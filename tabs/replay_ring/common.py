@@ -1,0 +1,36 @@
+"""The session every Replay ring figure draws, cached per parameter set (a pure function)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from matplotlib.ticker import MaxNLocator
+
+from core.replay_session import ReplaySession, SlotKind, simulate
+from tabs.palette import ROLE
+
+KIND_COLOUR = {
+    SlotKind.EMPTY: ROLE["empty"],
+    SlotKind.COMMITTED: "#8FD3BE",  # accepted green, lighter: committed in an earlier step
+    SlotKind.ACCEPTED: ROLE["accepted"],
+    SlotKind.ROLLED_BACK: ROLE["rejected"],
+}
+KIND_LABEL = {
+    SlotKind.EMPTY: "empty",
+    SlotKind.COMMITTED: "committed earlier",
+    SlotKind.ACCEPTED: "pushed, accepted (commit)",
+    SlotKind.ROLLED_BACK: "pushed, rejected (rollback)",
+}
+
+
+@lru_cache(maxsize=32)
+def session(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,
+            dtype: str = "float64") -> ReplaySession:
+    """Read-only: figures must never mutate the tensors of a cached session."""
+    return simulate(capacity, draft_len, accept_rate, steps, seed, dtype)
+
+
+def fixed_ticks(axis, lo: float, hi: float, nbins: int = 6, integer: bool = False) -> None:
+    """Explicit ticks within [lo, hi]: the tick count never depends on the laid-out axes size."""
+    values = MaxNLocator(nbins=nbins, integer=integer).tick_values(lo, hi)
+    axis.set_ticks([v for v in values if lo - 1e-9 <= v <= hi + 1e-9])

@@ -1,0 +1,115 @@
+"""Figure: push / commit / rollback / flush timing of the raw-input ring, and the snapshot ring's
+pushes, pops and overwrites over the same verify steps."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from core.replay_session import SlotKind
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, fixed_ticks, session
+
+KINDS = tuple(SlotKind)
+TEXT_MAX_STEPS, TEXT_MAX_SLOTS = 24, 16
+
+
+def _heatmap(ax, s) -> None:
+    p, recs = s.params, s.steps
+    kind = np.array([r.slot_kind for r in recs], dtype=int).T  # [L, steps]
+    cmap = ListedColormap([KIND_COLOUR[k] for k in KINDS])
+    norm = BoundaryNorm(np.arange(len(KINDS) + 1) - 0.5, cmap.N)
+    x = np.arange(p.steps + 1) + 0.5
+    y = np.arange(p.capacity + 1) - 0.5
+    ax.pcolormesh(x, y, kind, cmap=cmap, norm=norm, edgecolors="white", linewidth=0.6)
+    ax.grid(False)
+    ax.set_xlim(0.5, p.steps + 0.5)
+    ax.set_ylim(p.capacity - 0.5, -0.5)  # slot 0 on top
+    if p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS:
+        for col, r in enumerate(recs, start=1):
+            for slot, (k, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True)):
+                if k in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK):
+                    ax.text(col, slot, str(tok), ha="center", va="center", fontsize=6.5,
+                            color="white")
+    ax.plot(np.arange(1, p.steps + 1) - 0.36, [r.start for r in recs], ">", ms=4,
+            color=ROLE["annotation"], lw=0)
+    gap, last = (1 if p.steps <= TEXT_MAX_STEPS else 2), -99
+    for col, r in enumerate(recs, start=1):
+        if r.flushed:
+            ax.axvline(col - 0.5, color=ROLE["annotation"], lw=1.8)
+            if col - last >= gap:  # keep the counts legible when flushes are dense
+                ax.annotate(str(r.flushed), (col - 0.5, 1.0), xycoords=("data", "axes fraction"),
+                            xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                            fontsize=7, fontweight="bold")
+                last = col
+    ax.set_ylabel("physical slot")
+    ax.set_xlabel("verify step")
+    ticks = np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2)
+    ax.set_xticks(ticks)
+    ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 2))
+    ax.set_title(f"Raw-input ring, L = {p.capacity}: slot contents after each verify step "
+                 f"(γ = {p.draft_len} pushed per step; numbers: token position)", pad=14)
+    handles = [Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in KINDS]
+    handles += [Line2D([], [], marker=">", lw=0, color=ROLE["annotation"], label="start pointer"),
+                Line2D([], [], color=ROLE["annotation"], lw=1.8,
+                       label="flush before the pushes\n(number: entries folded)")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _snapshots(ax, s) -> None:
+    p, recs = s.params, s.steps
+    x = np.arange(1, p.steps + 1)
+    push = np.array([r.snap_pushes for r in recs])
+    over = np.array([r.snap_overwrites for r in recs])
+    pops = np.array([r.snap_pops for r in recs])
+    ax.bar(x, push, 0.7, color=ROLE["snapshot"], alpha=0.45, label="pushes (one state each)")
+    ax.bar(x, over, 0.7, color=ROLE["waste"], hatch="///", edgecolor="white",
+           label="…that overwrote an unpopped snapshot")
+    ax.bar(x, -pops, 0.7, color=ROLE["neutral"], label="pops (oldest first)")
+    ax.step(x, [r.snap_held for r in recs], where="mid", color=ROLE["snapshot"],
+            label="snapshots held after the step")
+    ax.axhline(p.capacity, color=ROLE["snapshot"], ls="--", lw=0.9,
+               label=f"capacity L = {p.capacity}")
+    ax.axhline(0, color=ROLE["annotation"], lw=0.6)
+    ax.set_xlim(0.5, p.steps + 0.5)
+    ax.set_ylim(-p.capacity - 0.5, p.capacity + 1.5)
+    fixed_ticks(ax.yaxis, -p.capacity - 0.5, p.capacity + 1.5, nbins=6, integer=True)
+    ax.set_xticks(np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2))
+    ax.set_xlabel("verify step")
+    ax.set_ylabel("snapshots (pops < 0)")
+    ax.set_title(f"Snapshot ring, same capacity: {p.draft_len} full-state pushes per step, "
+                 "FIFO overwrite when full")
+    handles, labels = ax.get_legend_handles_labels()
+    order = [labels.index(x) for x in labels if "held" not in x and "capacity" not in x]
+    order += [i for i in range(len(labels)) if i not in order]
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
+              bbox_to_anchor=(1.01, 1.0))
+
+
+def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
+                  seed: int) -> FigureResult:
+    s = session(capacity, draft_len, accept_rate, steps, seed)
+    recs = s.steps
+    with lab_figure(6.2) as fig:
+        top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [2.3, 1]})
+        _heatmap(top, s)
+        _snapshots(bottom, s)
+    rolled = sum(r.snap_pushes - r.n_accepted for r in recs)
+    metrics = {
+        "verify_steps": len(recs),
+        "tokens_pushed": sum(r.snap_pushes for r in recs),
+        "tokens_committed": s.num_committed,
+        "tokens_rolled_back": rolled,
+        "flushes": sum(1 for r in recs if r.flushed),
+        "tokens_flushed": sum(r.flushed for r in recs),
+        "max_committed_in_ring": max(r.committed_before + r.n_accepted for r in recs),
+        "final_start_pointer": recs[-1].start,
+        "snapshot_pushes": sum(r.snap_pushes for r in recs),
+        "snapshot_pops": sum(r.snap_pops for r in recs),
+        "snapshot_overwrites": sum(r.snap_overwrites for r in recs),
+        "snapshot_max_held": max(r.snap_held for r in recs),
+    }
+    return FigureResult(fig, metrics)

@@ -1,0 +1,190 @@
+"""Scenario presets: scripted runs of the real cache keep their books and reproduce the probes.
+
+Pins: every window and step satisfies the accounting invariants; bytes_read never claims a load
+that did not publish; nothing is left INFLIGHT; the seed's probe numbers (reference section 10)
+come out of the presets' opening steps; runs are deterministic per seed; bad knobs raise
+ParamError naming them; the truncated-shard preset never touches the shared fixture.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from core.errors import ParamError
+from core.experts import invariant_errors
+from core.experts.scenarios import (
+    EXPERT_BYTES,
+    SCENARIOS,
+    ScenarioRun,
+    Step,
+    _intact,
+    _run,
+    fixture_dir,
+    run_scenario,
+)
+
+KNOBS = [(8, 4, 12, 0), (5, 4, 6, 3), (6, 2, 16, 7), (16, 8, 24, 1), (9, 1, 10, 42)]
+
+
+def _exact(st: Step | dict) -> tuple[int, int, int]:
+    s = st.stats if isinstance(st, Step) else st
+    return s["hits_prefetched"], s["hits_resident"], s["prefetch_pending"]
+
+
+def _digest(d: Path) -> str:
+    return hashlib.sha256(b"".join(f.read_bytes() for f in sorted(d.glob("*.safetensors"))))\
+        .hexdigest()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("knobs", KNOBS, ids=lambda k: "s{}-k{}-T{}-seed{}".format(*k))
+def test_books_balance_in_every_window_and_step(scenario: str, knobs) -> None:
+    """Invariants, honest bytes, no INFLIGHT leftovers, windows tile the steps."""
+    slots, topk, schedule, seed = knobs
+    run = run_scenario(scenario, slots, topk, schedule, seed)
+    for st in run.steps:
+        assert invariant_errors(dict(st.stats)) == [], (st.index, st.call)
+        assert all(c.state != "INFLIGHT" for c in st.slots)
+        assert len(st.slots) == slots
+        assert st.stats["drops"] == 0  # fixed mode: leases + the pin limit leave a victim
+    assert [w.first for w in run.windows] == [0] + [w.last + 1 for w in run.windows[:-1]]
+    assert run.windows[-1].last == len(run.steps) - 1
+    for w in run.windows:
+        s = w.stats
+        assert invariant_errors(dict(s)) == []
+        assert s["bytes_read"] == w.published * EXPERT_BYTES
+        assert s["failed_reads"] == w.failed
+        assert s["window"] == w.index
+        assert s["requests"] == s["demand_requests"]  # fixed mode: warm() is not a request
+        assert (w.aggregate_error == 0) == (s["aggregate_adjusted_hits"] == s["hits_resident"])
+
+
+def test_prefetch_then_consume_reproduces_the_seed_table() -> None:
+    """0 / 4 / 6,528 -> 4 hits, adjusted 0 -> 8 hits, adjusted 4 -> reset: 4 hits, 0 B."""
+    run = run_scenario("prefetch then consume", 8, 4, 4, 0)
+    cold, once, again, reset = run.steps[:4]
+    s = cold.stats
+    assert (s["requests"], s["prefetch_reads"], s["bytes_read"]) == (0, 4, 6_528)
+    assert s["device_bytes"] == 20_480
+    assert len({i for i, c in enumerate(cold.slots) if c.state == "READY"}) == 4
+    assert _exact(cold) == (0, 0, 4)
+    s = once.stats
+    assert (s["hits"], s["requests"], s["aggregate_adjusted_hits"]) == (4, 4, 0)
+    assert _exact(once) == (4, 0, 0)
+    s = again.stats
+    assert (s["hits"], s["requests"], s["aggregate_adjusted_hits"], s["bytes_read"]) == \
+        (8, 8, 4, 6_528)
+    assert _exact(again) == (4, 4, 0)
+    assert reset.window == 1 and run.windows[0].last == 2
+    s = reset.stats
+    assert (s["hits"], s["prefetch_reads"], s["bytes_read"]) == (4, 0, 0)
+    assert _exact(reset) == (0, 4, 0) and s["carried_pending"] == 0
+    assert not any(w.aggregate_wrong for w in run.windows)  # the aggregate's assumptions hold
+
+
+def test_consume_one_only_is_where_the_aggregate_fails() -> None:
+    """hits 4, prefetch 4: the aggregate says 0 resident; truly 1 prefetched + 3 resident."""
+    run = run_scenario("consume one only", 8, 4, 4, 0)
+    w0 = run.windows[0]
+    s = w0.stats
+    assert (s["hits"], s["prefetch_reads"], s["bytes_read"]) == (4, 4, 6_528)
+    assert s["aggregate_adjusted_hits"] == 0 and s["true_resident_rate"] == 0.0
+    assert _exact(s) == (1, 3, 3) and s["exact_resident_rate"] == 0.75
+    assert w0.aggregate_wrong and w0.aggregate_error == -3
+
+
+def test_reset_window_carries_prefetches_across_the_boundary() -> None:
+    """Batch, reset, consume: the aggregate calls 4 prefetched hits resident."""
+    run = run_scenario("reset window", 8, 4, 4, 0)
+    w0, w1 = run.windows[:2]
+    assert (w0.requests, w0.stats["prefetch_reads"], w0.stats["prefetch_pending"]) == (0, 4, 4)
+    s = run.steps[w1.first].stats  # the probe's consumption, before the next batch
+    assert (s["hits"], s["prefetch_reads"], s["aggregate_adjusted_hits"]) == (4, 0, 4)
+    assert _exact(s) == (4, 0, 0)
+    assert (s["carried_pending"], s["prefetch_consumed_cross_window"]) == (4, 4)
+    assert any(w.aggregate_wrong for w in run.windows)
+
+
+def test_truncated_shard_publishes_nothing_and_claims_no_bytes() -> None:
+    """get(0); cut at expert 20; batch 20..23 publishes 0; get(23) fails; expert 0 survives."""
+    before = _digest(fixture_dir())
+    run = run_scenario("truncated shard", 8, 4, 6, 0)
+    got0, batch, get23 = run.steps[:3]
+    assert not got0.cut_before and batch.cut_before
+    assert batch.failed == (20, 21, 22, 23) and batch.call.startswith("get_many") \
+        and ": 0 published" in batch.call
+    assert get23.failed == (23,)
+    resident = {c.expert for c in get23.slots if c.state == "READY"}
+    assert resident == {0}
+    w0 = run.windows[0]
+    s = w0.stats
+    assert (s["misses"], s["hits"], s["prefetch_reads"], s["evictions"]) == (2, 0, 0, 0)
+    assert (s["bytes_read"], s["device_bytes"], s["failed_reads"]) == (1_632, 4_096, 5)
+    assert w0.published == 1
+    failed_later = {e for st in run.steps[3:] for e in st.failed}
+    assert failed_later <= {20, 21, 22, 23}
+    assert _digest(fixture_dir()) == before and _intact(fixture_dir())
+
+
+def test_pressure_wastes_prefetches_and_keeps_the_pin() -> None:
+    """More ids than slots: the batch skips its tail, misses evict unused prefetches."""
+    run = run_scenario("pressure", 6, 4, 12, 0)
+    assert run.steps[0].kind == "warm"
+    hot = next(c.expert for c in run.steps[0].slots if c.pinned)
+    for st in run.steps:
+        assert [c.expert for c in st.slots if c.pinned] == [hot]
+    totals = {k: sum(int(w.stats[k]) for w in run.windows)
+              for k in ("prefetch_wasted", "prefetch_skipped", "warm_reads", "demand_misses")}
+    assert totals["prefetch_wasted"] > 0 and totals["prefetch_skipped"] > 0
+    assert totals["warm_reads"] == 1 and totals["demand_misses"] > 0
+    assert any(wasted for st in run.steps for *_, wasted in st.evicted)
+    assert run_scenario("pressure", 5, 4, 12, 0).steps[0].kind == "prefetch"  # no pin to spare
+
+
+def test_runs_are_deterministic_per_seed() -> None:
+    a = run_scenario("pressure", 7, 3, 12, 5)
+    _run.cache_clear()
+    b = run_scenario("pressure", 7, 3, 12, 5)
+    assert a is not b and a == b
+    c = run_scenario("pressure", 7, 3, 12, 6)
+    assert c.route != a.route
+    assert isinstance(a, ScenarioRun) and hash(a.route) == hash(b.route)
+    with pytest.raises(TypeError):
+        a.steps[0].stats["hits"] = 99  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("kwargs", "names"), [
+    ({"slots": 4}, ("slots", "topk", "[5, 24]")),
+    ({"slots": 8, "topk": 8}, ("slots", "topk", "[9, 24]")),
+    ({"slots": 25}, ("slots",)),
+    ({"topk": 0}, ("topk",)),
+    ({"topk": 9}, ("topk",)),
+    ({"scenario": "thrash"}, ("scenario",)),
+    ({"schedule": 0}, ("schedule",)),
+    ({"schedule": 2.5}, ("schedule",)),
+    ({"seed": -1}, ("seed",)),
+])
+def test_bad_parameters_raise_param_error_naming_them(kwargs: dict, names: tuple) -> None:
+    args = {"scenario": "prefetch then consume", "slots": 8, "topk": 4, "schedule": 4,
+            "seed": 0} | kwargs
+    with pytest.raises(ParamError) as err:
+        run_scenario(**args)
+    for name in names:
+        assert name in str(err.value)
+
+
+def test_fixture_is_written_once_and_checked(tmp_path: Path) -> None:
+    d = fixture_dir()
+    assert fixture_dir() is d and _intact(d)
+    assert sorted(p.name for p in d.iterdir()) == ["manifest.json",
+                                                   "model-00001-of-00001.safetensors"]
+    assert (d / "model-00001-of-00001.safetensors").stat().st_size == 59_776
+    damaged = tmp_path / "damaged"
+    shutil.copytree(d, damaged)
+    with open(damaged / "model-00001-of-00001.safetensors", "r+b") as f:
+        f.truncate(53_248)
+    assert not _intact(damaged)
