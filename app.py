@@ -15,14 +15,14 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 
-from tabs.figure import render_png  # noqa: E402
+from tabs.figure import freeze_heap, render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
 from tabs.spec import render  # noqa: E402
 from tabs.ui import build_tab  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parent / "assets"
-TITLE = "Serving Lab: a hybrid KDA/MLA MoE, served live"
+TITLE = "Serving Lab: serving a hybrid KDA + MLA mixture of experts, live"
 
 
 def build_app() -> gr.Blocks:
@@ -35,6 +35,7 @@ def build_app() -> gr.Blocks:
             for tab in REGISTRY:
                 with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
                     build_tab(tab)
+    freeze_heap()
     return demo.queue(default_concurrency_limit=2)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import threading
 from collections.abc import Iterator, Mapping
@@ -62,3 +63,11 @@ def render_png(fig: Figure) -> bytes:
     with DRAW_LOCK, io.BytesIO() as buf:
         fig.savefig(buf, format="png")
         return buf.getvalue()
+
+
+def freeze_heap() -> None:
+    """Move everything alive now (torch, gradio, the default figures) out of the cyclic GC's
+    reach. Without it, full collections over that heap added ~140 ms to one redraw in three
+    (P95 ~1.5x P50 in `python -m tabs.redraw_bench`)."""
+    gc.collect()
+    gc.freeze()

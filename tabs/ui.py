@@ -71,13 +71,18 @@ def build_tab(tab: TabSpec) -> None:
         with gr.Column(scale=3):
             for fig in tab.figures:
                 result = render(fig, tab)
+                gr.Markdown(f"#### {fig.title}", elem_classes=["figure-title"])
                 plot = gr.Plot(
                     value=plot_data(result.figure),
                     format="png",
                     label=fig.title,
+                    show_label=False,
                     elem_id=f"{fig.name}-plot",
                 )
-                table = gr.Markdown(to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
+                with gr.Accordion("Numbers on this figure", open=False):
+                    table = gr.Markdown(
+                        to_markdown(result.metrics), elem_id=f"{fig.name}-metrics"
+                    )
                 outputs[fig.name] = (plot, table)
     for fig in tab.figures:
         triggers = [t for p in fig.params for t in _triggers(tab.control(p), comps[p])]

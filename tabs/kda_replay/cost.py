@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
 from tabs.kda_replay.common import k3_cost, one_dtype_ratio, toy_cost
 from tabs.palette import ROLE
@@ -50,6 +51,10 @@ def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResul
                 fontsize=8,
             )
         left.set_yscale("log")
+        lo = min(toy.raw_per_step, k3.raw_per_step) / KIB / 1.5
+        hi = DRAFTS[-1] * max(toy.snapshot_per_step, k3.snapshot_per_step) / KIB * 1.5
+        left.set_ylim(lo, hi)
+        plain_log(left.yaxis, lo, hi)
         left.set_xlim(1, 16)
         left.set_xlabel("draft length γ")
         left.set_ylabel("KiB per layer for γ steps")
@@ -98,6 +103,11 @@ def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResul
         )
         right.set_xscale("log", base=2)
         right.set_yscale("log", base=2)
+        ratios = [one_dtype_ratio(int(w)) for w in WIDTHS] + [k3_cost(1, 256, 256).ratio, toy.ratio]
+        right.set_xlim(d2[0] / 1.6, d2[-1] * 1.6)
+        right.set_ylim(min(ratios) / 1.4, max(ratios) * 1.4)
+        plain_log(right.xaxis, d2[0], d2[-1], base=2, every=2)
+        plain_log(right.yaxis, min(ratios) / 1.4, max(ratios) * 1.4, base=2)
         right.set_xlabel("d_k · d_v")
         right.set_ylabel("snapshot ÷ raw bytes")
         right.set_title("The ratio grows with the state size")

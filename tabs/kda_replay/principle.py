@@ -115,8 +115,14 @@ def kda_replay_principle(
             ha="center",
             fontsize=8,
         )
-        sk.text(draft_len / 2, 0.5, "edge: green = accepted, purple = rejected", ha="center",
-                fontsize=7.5, color=ROLE["annotation"])
+        sk.text(
+            draft_len / 2,
+            0.5,
+            "edge: green = accepted, purple = rejected",
+            ha="center",
+            fontsize=7.5,
+            color=ROLE["annotation"],
+        )
     metrics = {
         "snapshot_bytes_per_step": cost.snapshot_per_step,
         "raw_bytes_per_step": cost.raw_per_step,

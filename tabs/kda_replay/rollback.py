@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.rollback import replay_ledger, snapshot_ledger
+from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
 from tabs.kda_replay.common import K3_KDA_LAYERS, k3_cost, toy_cost
 from tabs.palette import ROLE
@@ -18,6 +19,7 @@ def kda_replay_rollback(draft_len: int, heads: int, dk: int, dv: int) -> FigureR
     toy, k3 = toy_cost(heads, dk, dv, 1), k3_cost(1)
     with lab_figure(3.8) as fig:
         held, moved = fig.subplots(1, 2)
+        plotted: list[float] = []
         for cost, scale, style, name in (
             (k3, K3_KDA_LAYERS, "-", "K3, 69 layers"),
             (toy, 1, ":", "toy, 1 layer"),
@@ -32,10 +34,14 @@ def kda_replay_rollback(draft_len: int, heads: int, dk: int, dv: int) -> FigureR
                 / MIB
                 for g in DRAFTS
             ]
+            plotted += s + r
             held.plot(DRAFTS, s, style, color=ROLE["snapshot"], label=f"snapshot ({name})")
             held.plot(DRAFTS, r, style, color=ROLE["replay"], label=f"replay ({name})")
         held.axvline(draft_len, color=ROLE["annotation"], lw=0.8)
         held.set_yscale("log")
+        lo, hi = min(plotted) / 1.5, max(plotted) * 1.5
+        held.set_ylim(lo, hi)
+        plain_log(held.yaxis, lo, hi)
         held.set_xlim(1, 16)
         held.set_xlabel("draft length γ")
         held.set_ylabel("MiB held while verifying")
