@@ -14,7 +14,6 @@ every step, what moved in it, and each counter window's stats (timings dropped).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import os
@@ -31,7 +30,7 @@ import numpy as np
 from core.errors import ParamError, check_choice, check_int
 from core.experts.cache import ExpertCache
 from core.experts.errors import ExpertLoadError
-from core.experts.fixture import write_fixture
+from core.experts.fixture_store import shared_fixture
 from core.experts.layout import K3_LAYOUT, resolve_expert
 from core.experts.shards import ShardIndex
 from core.experts.synthetic import synthetic_trace
@@ -119,45 +118,9 @@ class ScenarioRun:
     windows: tuple[Window, ...]
 
 
-@functools.cache
 def fixture_dir() -> Path:
-    """The shared fixture, written once per geometry and writer under the temp dir, atomically:
-    a fresh directory is filled, given a manifest of digests, then renamed into place. A damaged
-    fixture is never reused; this process then keeps its own."""
-    source = Path(write_fixture.__code__.co_filename).read_bytes()  # new writer, new fixture
-    tag = hashlib.blake2b(json.dumps(GEOMETRY, sort_keys=True).encode() + source, digest_size=8)
-    root = Path(tempfile.gettempdir()) / "serving-lab-fixtures"
-    final = root / tag.hexdigest()
-    if _intact(final):
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    fresh = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
-    write_fixture(fresh, **GEOMETRY)
-    manifest = {f.name: _digest(f) for f in sorted(fresh.glob("*.safetensors"))}
-    (fresh / "manifest.json").write_text(json.dumps(manifest, sort_keys=True))
-    fresh.chmod(0o755)  # mkdtemp's 0700 would hide it from other users of the temp dir
-    try:
-        os.rename(fresh, final)
-    except OSError:  # another process won the race, or a damaged copy is in the way
-        if _intact(final):
-            shutil.rmtree(fresh, ignore_errors=True)
-            return final
-        return fresh
-    return final
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _intact(d: Path) -> bool:
-    try:
-        manifest = json.loads((d / "manifest.json").read_text())
-        shards = sorted(f.name for f in d.glob("*.safetensors"))
-        return bool(shards) and shards == sorted(manifest) and all(
-            _digest(d / name) == want for name, want in manifest.items())
-    except (OSError, ValueError):
-        return False
+    """The shared fixture of this geometry (core.experts.fixture_store)."""
+    return shared_fixture(json.dumps(GEOMETRY, sort_keys=True))
 
 
 def check_slots(slots: object, topk: int, hi: int = MAX_SLOTS) -> int:

@@ -16,12 +16,12 @@ import pytest
 
 from core.errors import ParamError
 from core.experts import invariant_errors
+from core.experts.fixture_store import intact as _intact
 from core.experts.scenarios import (
     EXPERT_BYTES,
     SCENARIOS,
     ScenarioRun,
     Step,
-    _intact,
     _run,
     fixture_dir,
     run_scenario,

@@ -1,0 +1,171 @@
+"""ModelDims: every dimension of the tiny hybrid model, and its K3-scale counterpart.
+
+Layers follow Kimi Linear: three KDA layers then one MLA layer, repeated. Every layer's FFN is
+a mixture of experts (routed top-k + one shared expert). Parameter and byte ledgers are
+derived properties, so figures and the info CLI read one source of truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDims:
+    vocab: int = 256  # bytes: no tokenizer to download
+    d_model: int = 128
+    n_layers: int = 8  # 2 x (3 KDA + 1 MLA)
+    kda_every: int = 4  # layer i is MLA when i % kda_every == kda_every - 1
+    kda_heads: int = 4
+    kda_head_dim: int = 32  # d_k = d_v
+    conv_size: int = 4  # short causal depthwise conv on q, k, v
+    gate_rank: int = 16  # low-rank f_proj (gate) and g_proj (output gate)
+    gate_lower_bound: float = -5.0  # K3 lower-bound gate
+    mla_heads: int = 4
+    mla_head_dim: int = 32
+    kv_latent: int = 32  # MLA cache: one latent of this width per token per layer
+    n_experts: int = 16
+    top_k: int = 2
+    expert_inner: int = 64
+    shared_inner: int = 128  # one shared expert
+    context: int = 256
+    bytes_per_param: int = 4  # float32 on disk and in memory
+
+    def __post_init__(self) -> None:
+        assert self.n_layers >= 4 and self.n_layers % self.kda_every == 0
+        assert 2 <= self.top_k < self.n_experts
+        assert self.conv_size >= 2 and self.gate_lower_bound < 0
+
+    # ---- layout ---------------------------------------------------------------------------
+    def is_mla(self, layer: int) -> bool:
+        return layer % self.kda_every == self.kda_every - 1
+
+    @property
+    def layer_kinds(self) -> tuple[str, ...]:
+        return tuple("mla" if self.is_mla(i) else "kda" for i in range(self.n_layers))
+
+    @property
+    def kda_inner(self) -> int:
+        return self.kda_heads * self.kda_head_dim
+
+    @property
+    def n_kda(self) -> int:
+        return sum(k == "kda" for k in self.layer_kinds)
+
+    @property
+    def n_mla(self) -> int:
+        return self.n_layers - self.n_kda
+
+    # ---- parameter ledger -----------------------------------------------------------------
+    @property
+    def kda_params(self) -> int:
+        D, C, H, r = self.d_model, self.kda_inner, self.kda_heads, self.gate_rank
+        proj = 3 * D * C + 3 * C * self.conv_size  # q, k, v + their convs
+        gates = 2 * (D * r + r * C) + D * H + H + C  # f_proj, g_proj, b_proj, A_log, dt_bias
+        return proj + gates + self.kda_head_dim + C * D  # o_norm, o_proj
+
+    @property
+    def mla_params(self) -> int:
+        D, Hd, R = self.d_model, self.mla_heads * self.mla_head_dim, self.kv_latent
+        return D * Hd + D * R + R + 2 * R * Hd + Hd * D  # q, kv_down, kv_norm, k_up, v_up, o
+
+    @property
+    def expert_params(self) -> int:
+        return 3 * self.d_model * self.expert_inner  # w1, w2, w3
+
+    @property
+    def moe_trunk_params(self) -> int:
+        return self.d_model * self.n_experts + 3 * self.d_model * self.shared_inner
+
+    @property
+    def block_norm_params(self) -> int:
+        return 2 * self.d_model
+
+    @property
+    def routed_params(self) -> int:
+        return self.n_layers * self.n_experts * self.expert_params
+
+    @property
+    def trunk_params(self) -> int:
+        mix = self.n_kda * self.kda_params + self.n_mla * self.mla_params
+        per_layer = self.moe_trunk_params + self.block_norm_params
+        return 2 * self.vocab * self.d_model + self.d_model + mix + self.n_layers * per_layer
+
+    @property
+    def total_params(self) -> int:
+        return self.trunk_params + self.routed_params
+
+    @property
+    def active_params(self) -> int:
+        return self.trunk_params + self.n_layers * self.top_k * self.expert_params
+
+    @property
+    def expert_bytes(self) -> int:
+        return self.expert_params * self.bytes_per_param
+
+    # ---- decode-state ledger (per sequence) ------------------------------------------------
+    @property
+    def kda_state_bytes(self) -> int:
+        """Recurrent state + conv tails of one KDA layer, in bytes."""
+        H, K = self.kda_heads, self.kda_head_dim
+        return (H * K * K + (self.conv_size - 1) * 3 * self.kda_inner) * self.bytes_per_param
+
+    @property
+    def mla_bytes_per_token(self) -> int:
+        return self.kv_latent * self.bytes_per_param
+
+    def components(self) -> dict[str, int]:
+        """Parameters per component (sums to total_params)."""
+        return {
+            "embedding + lm_head": 2 * self.vocab * self.d_model,
+            "final norm": self.d_model,
+            f"KDA mixers ({self.n_kda})": self.n_kda * self.kda_params,
+            f"MLA mixers ({self.n_mla})": self.n_mla * self.mla_params,
+            "block norms": self.n_layers * self.block_norm_params,
+            "routers + shared experts": self.n_layers * self.moe_trunk_params,
+            f"routed experts ({self.n_layers} x {self.n_experts})": self.routed_params,
+        }
+
+
+TOY = ModelDims()
+
+
+@dataclass(frozen=True, slots=True)
+class K3Dims:
+    """Kimi K3 at checkpoint scale (reference §1): ledgers only, never instantiated."""
+
+    n_layers: int = 93
+    n_kda: int = 69
+    n_mla: int = 24
+    d_model: int = 7168
+    kda_heads: int = 96
+    kda_head_dim: int = 128
+    conv_size: int = 4
+    kv_latent: int = 512
+    qk_rope: int = 64
+    n_experts: int = 896
+    top_k: int = 16
+    n_shared: int = 2
+    expert_inner: int = 3072
+    expert_latent: int = 3584
+    bytes_per_param: int = 2  # bf16
+
+    @property
+    def expert_params(self) -> int:
+        return 3 * self.expert_latent * self.expert_inner  # 33.0 M
+
+    @property
+    def expert_bytes(self) -> int:
+        return self.expert_params * self.bytes_per_param
+
+    @property
+    def kda_state_bytes(self) -> int:
+        """fp32 recurrent state of one KDA layer (6 MiB)."""
+        return self.kda_heads * self.kda_head_dim**2 * 4
+
+    @property
+    def mla_bytes_per_token(self) -> int:
+        return (self.kv_latent + self.qk_rope) * self.bytes_per_param  # 1,152 B
+
+
+K3 = K3Dims()
