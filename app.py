@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         written = export(args.export)
         print(f"{len(written) // 2} figures exported to {args.export}")
         return 0
+    n_figures = len(all_figures())
+    print(f"Serving Lab: drawing {n_figures} figures for {len(REGISTRY)} tabs...", flush=True)
     build_app().launch(server_name=args.host, server_port=args.port, **launch_kwargs())
     return 0
 
