@@ -73,6 +73,8 @@ def check_tokens(
     _check_shape("beta", beta, lead, f"[B, {t}H]")
     _check_dtype(q, k=k, v=v, g=g, beta=beta)
     V = v.shape[-1]
+    if K < 1 or V < 1:
+        raise ParamError(f"K and V (the last axes of q and v) must be >= 1, got K={K}, V={V}")
     if state is not None:
         state = _check_float_tensor("state", state, 4, "[B, H, K, V]")
         _check_shape("state", state, (lead[0], lead[-1], K, V), "[B, H, K, V]")

@@ -43,6 +43,7 @@ TOY = KDADims(H=4, dk=16, dv=16)
 KIMI_LINEAR = KDADims(H=32, dk=128, dv=128)
 K3 = KDADims(H=96, dk=128, dv=128)
 K3_DIMS = K3
+K3_KDA_LAYERS = 69  # K3: 93 layers = 69 KDA + 24 MLA (reference §1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,10 @@ def verify_and_replay(
     if not isinstance(drafts, DraftProjections):
         raise ParamError(f"drafts must be a DraftProjections, got {type(drafts).__name__}")
     n = check_int("n_accepted", n_accepted, 0, drafts.draft_len)
+    if not isinstance(committed_state, torch.Tensor):
+        raise ParamError(
+            f"committed_state must be a tensor [B, H, K, V], got {type(committed_state).__name__}"
+        )
     check_tokens(drafts.q, drafts.k, drafts.v, drafts.g, drafts.beta, committed_state, step=False)
     state = committed_state.clone()
     outputs = []

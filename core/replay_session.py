@@ -33,6 +33,7 @@ from core.errors import ParamError, check_choice, check_float, check_int
 from core.kda import kda_recurrent, kda_step
 from core.replay import (
     K3,
+    K3_KDA_LAYERS,
     TOY,
     DraftProjections,
     KDADims,
@@ -43,7 +44,6 @@ from core.replay import (
 from core.replay_ring import FIELDS, RawInputRing, RingSnapshot, SnapshotRing
 
 DTYPES = ("float64", "float32")
-K3_KDA_LAYERS = 69
 PREFIX_TOKENS = 8
 
 
@@ -69,8 +69,10 @@ class SessionParams:
         check_int("capacity", self.capacity, 1, 4096)
         check_int("draft_len", self.draft_len, 1, 4096)
         if self.capacity < self.draft_len:
-            raise ParamError(f"capacity must be >= draft_len (a whole draft window must fit), "
-                             f"got capacity={self.capacity} < draft_len={self.draft_len}")
+            raise ParamError(
+                f"capacity must be >= draft_len (a whole draft window must fit), "
+                f"got capacity={self.capacity} < draft_len={self.draft_len}"
+            )
         check_float("accept_rate", self.accept_rate, 0.0, 1.0)
         check_int("steps", self.steps, 1, 4096)
         check_int("seed", self.seed, 0, 2**31 - 1)
@@ -139,19 +141,35 @@ def draw_accepted(rng: np.random.Generator, draft_len: int, accept_rate: float) 
 
 def toy_units(dims: KDADims, dtype: torch.dtype) -> ReplayCost:
     w = torch.empty((), dtype=dtype).element_size()
-    return rollback_bytes(dims.H, dims.dk, dims.dv, 1, state_bytes=w, k_bytes=w, v_bytes=w,
-                          g_bytes=w, beta_bytes=w, include_q=True, q_bytes=w)
+    return rollback_bytes(
+        dims.H,
+        dims.dk,
+        dims.dv,
+        1,
+        state_bytes=w,
+        k_bytes=w,
+        v_bytes=w,
+        g_bytes=w,
+        beta_bytes=w,
+        include_q=True,
+        q_bytes=w,
+    )
 
 
 def _traffic(u: ReplayCost, c: int, draft_len: int, flushed: bool, layers: int) -> Traffic:
     state, raw = u.snapshot_bytes_per_step, u.raw_bytes_per_step
-    return Traffic(layers * (draft_len * raw + (state if flushed else 0)),
-                   layers * (state + c * raw), layers * draft_len * state, layers * state)
+    return Traffic(
+        layers * (draft_len * raw + (state if flushed else 0)),
+        layers * (state + c * raw),
+        layers * draft_len * state,
+        layers * state,
+    )
 
 
 def _initial_state(dims: KDADims, dtype: torch.dtype, seed: int) -> torch.Tensor:
-    p = DraftProjections.from_random(1, PREFIX_TOKENS, dims.H, dims.dk, dims.dv, dtype,
-                                     seed=step_seed(seed, -1))
+    p = DraftProjections.from_random(
+        1, PREFIX_TOKENS, dims.H, dims.dk, dims.dv, dtype, seed=step_seed(seed, -1)
+    )
     return kda_recurrent(p.q, p.k, p.v, p.g, p.beta)[1]  # [1, H, K, V]
 
 
@@ -166,8 +184,15 @@ def _slots(snap: RingSnapshot, n: int, total_before: int) -> tuple[tuple, tuple]
     return tuple(kind), tuple(token)
 
 
-def simulate(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,
-             dtype: str = "float64", dims: KDADims = TOY) -> ReplaySession:
+def simulate(
+    capacity: int,
+    draft_len: int,
+    accept_rate: float,
+    steps: int,
+    seed: int,
+    dtype: str = "float64",
+    dims: KDADims = TOY,
+) -> ReplaySession:
     """Run the session; deterministic in its arguments."""
     p = SessionParams(capacity, draft_len, accept_rate, steps, seed, dtype)
     tdtype = getattr(torch, p.dtype)
@@ -188,8 +213,9 @@ def simulate(capacity: int, draft_len: int, accept_rate: float, steps: int, seed
         if flushed:
             checkpoint = ring.flush(checkpoint)
         live, _ = verify_and_replay(checkpoint, ring.window(), ring.num_committed)
-        drafts = DraftProjections.from_random(1, p.draft_len, dims.H, dims.dk, dims.dv, tdtype,
-                                              seed=step_seed(p.seed, step))
+        drafts = DraftProjections.from_random(
+            1, p.draft_len, dims.H, dims.dk, dims.dv, tdtype, seed=step_seed(p.seed, step)
+        )
         fields = [getattr(drafts, f) for f in FIELDS]
         state, overwrites = live, 0
         for t in range(p.draft_len):
@@ -211,16 +237,41 @@ def simulate(capacity: int, draft_len: int, accept_rate: float, steps: int, seed
         ring.rollback()
         outputs.append(o)
         accepted.append(drafts.prefix(n))
-        records.append(StepRecord(
-            step, c if flushed else 0, layout.start, layout.num_committed, n, kind, token,
-            p.draft_len, overwrites, pops, len(snaps), exact,
-            _traffic(tu, c, p.draft_len, flushed, 1),
-            _traffic(ku, c, p.draft_len, flushed, K3_KDA_LAYERS)))
+        records.append(
+            StepRecord(
+                step,
+                c if flushed else 0,
+                layout.start,
+                layout.num_committed,
+                n,
+                kind,
+                token,
+                p.draft_len,
+                overwrites,
+                pops,
+                len(snaps),
+                exact,
+                _traffic(tu, c, p.draft_len, flushed, 1),
+                _traffic(ku, c, p.draft_len, flushed, K3_KDA_LAYERS),
+            )
+        )
     final_state, _ = verify_and_replay(checkpoint, ring.window(), ring.num_committed)
-    committed = DraftProjections(*(torch.cat([getattr(a, f) for a in accepted], dim=1)
-                                   for f in FIELDS))
-    return ReplaySession(p, dims, tuple(records), layout, s0, committed,
-                         torch.cat(outputs, dim=1), final_state, tu, ku, ring.bytes_written)
+    committed = DraftProjections(
+        *(torch.cat([getattr(a, f) for a in accepted], dim=1) for f in FIELDS)
+    )
+    return ReplaySession(
+        p,
+        dims,
+        tuple(records),
+        layout,
+        s0,
+        committed,
+        torch.cat(outputs, dim=1),
+        final_state,
+        tu,
+        ku,
+        ring.bytes_written,
+    )
 
 
 def batch_reference(session: ReplaySession) -> tuple[torch.Tensor, torch.Tensor]:

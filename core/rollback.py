@@ -39,6 +39,31 @@ def expected_accepted(draft_len: int, accept_rate: float) -> float:
     return float(sum(a**i for i in range(1, draft_len + 1)))
 
 
+def snapshot_outcome(state: int, draft_len: int, accepted: int) -> RollbackLedger:
+    """Snapshot scheme when exactly `accepted` of `draft_len` drafts are accepted."""
+    check_int("state", state, 1)
+    check_int("draft_len", draft_len, 1)
+    restore = state if check_int("accepted", accepted, 0, draft_len) < draft_len else 0
+    return RollbackLedger(
+        held=float(state * (1 + draft_len)),
+        written=float(state * draft_len + restore),
+        read=float(restore),
+    )
+
+
+def replay_outcome(state: int, raw: int, draft_len: int, accepted: int) -> RollbackLedger:
+    """Replay scheme when exactly `accepted` of `draft_len` drafts are accepted."""
+    check_int("state", state, 1)
+    check_int("raw", raw, 1)
+    check_int("draft_len", draft_len, 1)
+    touched = state if check_int("accepted", accepted, 0, draft_len) > 0 else 0
+    return RollbackLedger(
+        held=float(state + raw * draft_len),
+        written=float(raw * draft_len + touched),
+        read=float(touched + raw * accepted),
+    )
+
+
 def snapshot_ledger(state: int, draft_len: int, accept_rate: float) -> RollbackLedger:
     check_int("state", state, 1)
     check_int("draft_len", draft_len, 1)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# Before anything imports gradio (test modules import app at collection time).
+os.environ.setdefault("GRADIO_TEMP_DIR", tempfile.mkdtemp(prefix="serving-lab-gradio-"))
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "test-results"
@@ -24,9 +27,8 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory) -> Iterator[str]:
+def app_url() -> Iterator[str]:
     """The same Blocks users get, launched on 127.0.0.1 for the session."""
-    os.environ["GRADIO_TEMP_DIR"] = str(tmp_path_factory.mktemp("gradio"))
     from app import build_app, launch_kwargs
 
     demo = build_app()

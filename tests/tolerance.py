@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.tolerances import FP32_DECODE_MAX_ABS, FP32_ORACLE_MAX_REL, FP64_CHUNKED_MAX_ABS
+
 
 @dataclass(frozen=True, slots=True)
 class Tolerance:
@@ -18,9 +20,9 @@ class Tolerance:
 
 
 EXACT = Tolerance("exact (bit for bit)")
-FP64_CHUNKED = Tolerance("float64 chunked vs recurrent", max_abs=1e-10)
-FP32_ORACLE = Tolerance("float32 vs fla naive", max_abs=0.0, max_rel=1e-4)
-FP32_DECODE = Tolerance("float32 prefill vs decode", max_abs=1e-4)
+FP64_CHUNKED = Tolerance("float64 chunked vs recurrent", max_abs=FP64_CHUNKED_MAX_ABS)
+FP32_ORACLE = Tolerance("float32 vs fla naive", max_abs=0.0, max_rel=FP32_ORACLE_MAX_REL)
+FP32_DECODE = Tolerance("float32 prefill vs decode", max_abs=FP32_DECODE_MAX_ABS)
 
 
 def _as_f64(x: torch.Tensor | np.ndarray) -> np.ndarray:

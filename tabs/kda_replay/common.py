@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.replay import K3, rollback_bytes
+from core.replay import K3, K3_KDA_LAYERS, rollback_bytes
 
-K3_KDA_LAYERS = 69
+__all__ = ["K3_KDA_LAYERS", "StepCost", "k3_cost", "one_dtype_ratio", "toy_cost"]
 
 
 @dataclass(frozen=True, slots=True)

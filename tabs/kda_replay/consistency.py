@@ -8,12 +8,12 @@ import torch
 from core.errors import check_int
 from core.kda import kda_chunked, kda_recurrent
 from core.replay import DraftProjections, verify_and_replay
+from core.tolerances import CHUNKED_MAX_ABS
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
 PREFIX_TOKENS = 8
 SEED = 0
-CHUNKED_TOL = {"float64": 1e-12, "float32": 1e-4}
 
 
 def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -67,7 +67,7 @@ def kda_replay_consistency(
                 f"{label}_n": n,
                 f"{label}_max_abs_output": do,
                 f"{label}_max_abs_state": ds,
-                f"{label}_chunked_within_tol": dch <= CHUNKED_TOL[dtype],
+                f"{label}_chunked_within_tol": dch <= CHUNKED_MAX_ABS[dtype],
                 f"{label}_committed_untouched": untouched,
             }
             ax.plot(
@@ -89,12 +89,12 @@ def kda_replay_consistency(
             ax.set_ylim(0, ymax)
             ax.set_xticks(pos)
             ax.set_xlabel("draft position")
-            ok = "✓" if dch <= CHUNKED_TOL[dtype] else "✗"
+            ok = "✓" if dch <= CHUNKED_MAX_ABS[dtype] else "✗"
             ax.text(
                 0.03,
                 0.97,
                 f"max|Δo| = {do:.3g}\nmax|ΔS| = {ds:.3g}\n"
-                f"chunked form: |Δ| < {CHUNKED_TOL[dtype]:.0e} {ok}",
+                f"chunked form: |Δ| < {CHUNKED_MAX_ABS[dtype]:.0e} {ok}",
                 transform=ax.transAxes,
                 va="top",
                 fontsize=8,

@@ -6,6 +6,7 @@ import numpy as np
 from matplotlib.patches import FancyBboxPatch, Patch
 
 from core.errors import check_int
+from core.rollback import replay_outcome, snapshot_outcome
 from tabs.figure import FigureResult, lab_figure
 from tabs.kda_replay.common import toy_cost
 from tabs.palette import ROLE
@@ -97,21 +98,29 @@ def kda_replay_principle(
             edge = ROLE["accepted"] if ok else ROLE["rejected"]
             _box(sk, i, 1.1, f"S{i}", "#FBE3D2", edge, lw=2.5 if i == accepted else 1)
             _box(sk, i, -0.1, f"x{i}", "#D6E6F3", edge, lw=2 if ok else 1)
-        restore = cost.snapshot_per_step if accepted < draft_len else 0
+        snap = snapshot_outcome(cost.snapshot_per_step, draft_len, accepted)
+        rep = replay_outcome(cost.snapshot_per_step, cost.raw_per_step, draft_len, accepted)
         sk.text(
             draft_len / 2,
             1.7,
-            f"holds {draft_len} states; restore S{accepted}: copy {restore / KIB:.1f} KiB"
-            if restore
-            else f"holds {draft_len} states; all accepted: keep S{draft_len}, nothing to copy",
+            f"holds S₀ + {draft_len} copies = {snap.held / KIB:.1f} KiB; "
+            + (
+                f"restore S{accepted}: copy {snap.read / KIB:.1f} KiB"
+                if snap.read
+                else f"all accepted: keep S{draft_len}"
+            ),
             ha="center",
             fontsize=8,
         )
         sk.text(
             draft_len / 2,
             -0.75,
-            f"holds {draft_len} input records; replay {accepted} steps "
-            f"from S₀: read {accepted * cost.raw_per_step / KIB:.2f} KiB",
+            f"holds S₀ + {draft_len} records = {rep.held / KIB:.1f} KiB; "
+            + (
+                f"replay {accepted} steps: read S₀ + {accepted} records = {rep.read / KIB:.2f} KiB"
+                if accepted
+                else "nothing accepted: keep S₀"
+            ),
             ha="center",
             fontsize=8,
         )
@@ -127,9 +136,11 @@ def kda_replay_principle(
         "snapshot_bytes_per_step": cost.snapshot_per_step,
         "raw_bytes_per_step": cost.raw_per_step,
         "ratio_snapshot_over_raw": cost.ratio,
-        "snapshot_bytes_held": cost.snapshot_per_step * draft_len,
-        "raw_bytes_held": cost.raw_per_step * draft_len,
-        "restore_bytes_snapshot": restore,
-        "replay_read_bytes": cost.raw_per_step * accepted,
+        "snapshot_bytes_held": snap.held,
+        "replay_bytes_held": rep.held,
+        "snapshot_bytes_read": snap.read,
+        "replay_bytes_read": rep.read,
+        "snapshot_bytes_written": snap.written,
+        "replay_bytes_written": rep.written,
     }
     return FigureResult(fig, metrics)

@@ -8,12 +8,12 @@ import torch
 
 from core.kda import kda_chunked
 from core.replay_session import batch_reference
+from core.tolerances import CHUNKED_MAX_ABS
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import fixed_ticks, session
 
 CHUNK = 16
-CHUNKED_TOL = {"float64": 1e-10, "float32": 1e-4}  # max |Δ| of the chunked (WY) form
 
 
 def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -35,7 +35,7 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
         c = s.committed
         o_ch, s_ch = kda_chunked(c.q, c.k, c.v, c.g, c.beta, initial_state=s.initial_state,
                                  chunk_size=CHUNK)
-        chunked_ok = max(_max_abs(o_ch, o_ref), _max_abs(s_ch, s_ref)) <= CHUNKED_TOL[dtype]
+        chunked_ok = max(_max_abs(o_ch, o_ref), _max_abs(s_ch, s_ref)) <= CHUNKED_MAX_ABS[dtype]
     else:
         chunked_ok = True
     restores = sum(1 for r in s.steps if r.n_accepted)
@@ -83,7 +83,7 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
             f"  bit for bit  {tick[exact]}",
             "",
             f"chunked form (C={CHUNK}) vs batch:",
-            f"  |Δ| ≤ {CHUNKED_TOL[dtype]:.0e}  {tick[chunked_ok]}",
+            f"  |Δ| ≤ {CHUNKED_MAX_ABS[dtype]:.0e}  {tick[chunked_ok]}",
             "",
             "snapshot ring restore == state:",
             f"  {restores} of {restores} restores  {tick[restores_ok]}",

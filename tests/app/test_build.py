@@ -8,6 +8,7 @@ import gradio as gr
 import pytest
 
 from app import build_app
+from tabs.controls import Choice
 from tabs.registry import REGISTRY, all_figures
 from tabs.ui import _handler
 
@@ -30,13 +31,43 @@ def test_every_tab_and_endpoint_present():
         assert fig.name in api_names, f"figure {fig.name} has no endpoint"
 
 
-@pytest.mark.parametrize(("tab", "fig"), all_figures(), ids=[f.name for _, f in all_figures()])
-def test_handler_rejects_out_of_range_input_by_name(tab, fig):
-    """An out-of-range value raises gr.Error naming the parameter and its allowed range."""
-    first = tab.control(fig.params[0])
-    bad = getattr(first, "maximum", None)
-    values = [tab.control(p).value for p in fig.params]
-    values[0] = bad + 1 if bad is not None else "not-a-choice"
+def _bad_values(c) -> list[object]:
+    if isinstance(c, Choice):
+        return ["not-a-choice", None]
+    bad: list[object] = [c.minimum - c.step, c.maximum + c.step, float("nan"), "7"]
+    if c.integer:
+        bad.append(c.minimum + 0.5)
+    return bad
+
+
+CONTROL_CASES = [
+    (tab, c, next(f for f in tab.figures if c.name in f.params), bad)
+    for tab in REGISTRY
+    for c in tab.controls
+    if any(c.name in f.params for f in tab.figures)
+    for bad in _bad_values(c)
+]
+
+
+@pytest.mark.parametrize(
+    ("tab", "control", "fig", "bad"),
+    CONTROL_CASES,
+    ids=[f"{t.id}-{c.name}-{b!r}" for t, c, _, b in CONTROL_CASES],
+)
+def test_handler_rejects_bad_input_naming_parameter_and_range(tab, control, fig, bad):
+    """Every control: out-of-range, NaN, wrong-type and off-grid values raise gr.Error whose
+    message names the parameter and its allowed range (or its choices)."""
+    values = [bad if p == control.name else tab.control(p).value for p in fig.params]
     with pytest.raises(gr.Error) as err:
         _handler(fig, tab)(*values)
-    assert first.name in str(err.value.message)
+    message = str(err.value.message)
+    assert control.name in message
+    if isinstance(control, Choice):
+        assert all(choice in message for choice in control.choices), message
+    else:
+        lo, hi = (
+            (int(control.minimum), int(control.maximum))
+            if control.integer
+            else (control.minimum, control.maximum)
+        )
+        assert f"[{lo}, {hi}]" in message, message

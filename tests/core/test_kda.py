@@ -169,11 +169,11 @@ class TestChunked:
         x = _inputs(B=1, T=128, H=2, K=16, V=16, dtype=torch.float32, seed=5, lb=lb)
         G = x[3].cumsum(1)  # [B, T, H, K] cumulative gates of one 128-token chunk
         assert torch.isinf(torch.exp(-G[:, :64])).any()
-        o_ref, _ = kda_recurrent(*x)
+        o_ref, S_ref = kda_recurrent(*(t.double() for t in x))  # float64 ground truth
         o, S = kda_chunked(*x, chunk_size=64)
         assert bool(torch.isfinite(o).all() and torch.isfinite(S).all())
-        if lb == -5.0:
-            assert_close(o_ref, o, FP32_ORACLE, "fp32 chunked vs fp32 recurrent")
+        assert_close(o_ref, o, FP32_ORACLE, "fp32 chunked vs float64 recurrent, outputs")
+        assert_close(S_ref, S, FP32_ORACLE, "fp32 chunked vs float64 recurrent, state")
 
     def test_empty_sequence(self):
         """T = 0: empty outputs and the initial state back (a copy)."""
@@ -229,3 +229,10 @@ BAD = [
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ParamError, match=name):
         call(list(_inputs(T=4)))
+
+
+def test_empty_key_or_value_width_is_a_clear_error():
+    """K = 0 used to divide by zero in the default scale."""
+    z = torch.zeros(1, 2, 1, 0)
+    with pytest.raises(ParamError, match="K and V"):
+        kda_recurrent(z, z, torch.zeros(1, 2, 1, 3), z, torch.zeros(1, 2, 1))

@@ -62,6 +62,10 @@ class TestVerifyAndReplay:
         with pytest.raises(ParamError, match="state"):
             verify_and_replay(torch.zeros(2, 3, 5, 8, dtype=torch.float64), drafts, 1)
 
+    def test_missing_state_is_a_clear_error(self, drafts):
+        with pytest.raises(ParamError, match="committed_state"):
+            verify_and_replay(None, drafts, 1)
+
 
 class TestDraftProjections:
     def test_from_random_is_deterministic_and_well_formed(self):

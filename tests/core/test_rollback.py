@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ParamError
-from core.rollback import expected_accepted, replay_ledger, snapshot_ledger
+from core.rollback import (
+    expected_accepted,
+    replay_ledger,
+    replay_outcome,
+    snapshot_ledger,
+    snapshot_outcome,
+)
 
 STATE, RAW = 65_536 * 96, 1_026 * 96  # K3: one layer's fp32 state and one step's raw inputs
 
@@ -41,6 +47,22 @@ def test_closed_form_matches_enumeration(draft_len, a):
     )
 
 
+def test_outcomes_by_hand():
+    """gamma = 4: n = 2 restores one state (snapshot) or reads S0 + 2 records (replay)."""
+    s, r = snapshot_outcome(STATE, 4, 2), replay_outcome(STATE, RAW, 4, 2)
+    assert (s.held, s.written, s.read) == (5 * STATE, 5 * STATE, STATE)
+    assert (r.held, r.written, r.read) == (STATE + 4 * RAW, 4 * RAW + STATE, STATE + 2 * RAW)
+    assert snapshot_outcome(STATE, 4, 4).read == 0 and replay_outcome(STATE, RAW, 4, 0).read == 0
+
+
+@pytest.mark.parametrize("a", [0.2, 0.8])
+def test_expected_ledgers_are_the_probability_weighted_outcomes(a):
+    sw = sum(p * snapshot_outcome(STATE, 5, n).moved for n, p in _outcomes(5, a))
+    rw = sum(p * replay_outcome(STATE, RAW, 5, n).moved for n, p in _outcomes(5, a))
+    assert snapshot_ledger(STATE, 5, a).moved == pytest.approx(sw, rel=1e-12)
+    assert replay_ledger(STATE, RAW, 5, a).moved == pytest.approx(rw, rel=1e-12)
+
+
 def test_held_bytes_match_the_k3_reference():
     """Reference §5: K3, 69 layers, gamma = 3: (1 + gamma) fp32 snapshots = 1,656 MiB."""
     mib = 1024**2
@@ -55,6 +77,8 @@ def test_held_bytes_match_the_k3_reference():
         (lambda: expected_accepted(3, 1.5), "accept_rate"),
         (lambda: snapshot_ledger(0, 3, 0.5), "state"),
         (lambda: replay_ledger(10, 0, 3, 0.5), "raw"),
+        (lambda: snapshot_outcome(10, 3, 4), "accepted"),
+        (lambda: replay_outcome(10, 5, 3, -1), "accepted"),
     ],
 )
 def test_bad_input_names_the_parameter(call, name):
