@@ -41,7 +41,8 @@ class Counters:
     wasted_bytes: int = 0  # device bytes of wasted prefetches
     drops: int = 0  # get() found nothing evictable
     failed_reads: int = 0  # loads that did not publish (missing, oversize, short)
-    prefetch_skipped: int = 0  # batch members left unreserved (nothing evictable)
+    prefetch_skipped: int = 0  # distinct, non-resident batch ids left unread (nothing evictable)
+    batch_ids_dropped: int = 0  # not upstream: compat get_many ids ignored (range, past 64)
     read_seconds: float = 0.0  # serial loads, each read's own time
     batch_seconds: float = 0.0  # get_many read phases, wall time
 

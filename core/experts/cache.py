@@ -6,6 +6,19 @@ fully arrived). `compat="k3-v1"` reproduces kimi-k3-in-c v1.0.0's counters, quir
 the default mode fixes them: batch members are stamped and protected, warm() is not a
 request, a read the shard cannot satisfy evicts nobody, and handed-out views are leased.
 Not thread-safe for concurrent callers; only the reads inside get_many run in parallel.
+
+Batch ids: fixed mode raises ParamError on an out-of-range layer or id, or on more than 64
+ids. Compat mode does what upstream v1.0.0's getmany does: it skips out-of-range ids (all of
+them when the layer is out of range) and stops after 64 reservations, silently; the ids it
+ignores are counted in `batch_ids_dropped`, a lab counter upstream does not have. Ids that are
+not integers raise ParamError in both modes.
+
+Leases (fixed mode): every view get() hands out is leased until the next begin_layer(), as
+the reference's section 12 requires: its slot is not evicted, by a get, get_many or warm, however
+many gets follow. A layer can hold at most n_slots - pinned leases; once every unpinned slot
+is leased, a miss raises SlotsExhausted (counted as a drop, no slot touched) until
+begin_layer() releases them. Callers call begin_layer() once a layer's views are consumed.
+Compat mode leases nothing, as upstream.
 """
 
 from __future__ import annotations
@@ -20,10 +33,16 @@ from core.experts.layout import K3_LAYOUT, ExpertLayout, ExpertRef, resolve_expe
 from core.experts.loader import SlotLoader
 from core.experts.reader import PAGE, round_up
 from core.experts.shards import ShardIndex
-from core.experts.slots import DEMAND, WARM, LeaseRing, SlotTable
+from core.experts.slots import DEMAND, WARM, Leases, SlotTable
 from core.experts.view import ExpertView
 
-MAX_BATCH = 64  # K3_MAX_TOPK: the most ids one get_many may carry
+MAX_BATCH = 64  # K3_MAX_TOPK: most ids per get_many (fixed), most reservations (compat)
+
+
+def _integer(name: str, value: object) -> int:
+    if isinstance(value, np.integer):
+        value = int(value)
+    return check_int(name, value, -(1 << 62))
 
 
 def _index(name: str, value: object, n: int) -> int:
@@ -92,7 +111,7 @@ class ExpertCache:
             slot_bytes=self.slot_bytes, chunk_bytes=chunk_bytes, compat=self._k3,
             direct_io=direct_io, max_workers=max_workers,
         )
-        self._leases = LeaseRing(self._t, 0 if self._k3 else self.topk)
+        self._leases = Leases(self._t, enabled=not self._k3)
         self._trace = TraceBuffer(trace_limit)
         self._hist = np.zeros((self.n_layers, self.n_experts), np.int64)
 
@@ -104,7 +123,8 @@ class ExpertCache:
     def get(self, layer: int, expert: int) -> ExpertView:
         """The expert's tensors, loaded on a miss; raises ExpertLoadError if it cannot be.
 
-        Fixed mode leases the slot: it is not evicted before topk more gets or begin_layer().
+        Fixed mode leases the slot until begin_layer(): no later call evicts it before then.
+        A miss with every unpinned slot leased raises SlotsExhausted (a counted drop).
         """
         key = self._key(layer, expert)
         layer, expert = key // self.n_experts, key % self.n_experts
@@ -130,7 +150,11 @@ class ExpertCache:
         Never touches hits, misses, hist or trace. Members already resident are skipped
         (fixed mode stamps them and protects them from the batch's own reservations);
         duplicates are read once; members that cannot be read are skipped and counted.
+        Fixed mode raises ParamError on a bad layer or id or more than 64 ids; compat mode
+        skips them as upstream does (see the module docstring).
         """
+        if self._k3:
+            return self._get_many_k3(layer, list(ids))
         layer = _index("layer", layer, self.n_layers)
         ids = [_index("ids[]", e, self.n_experts) for e in list(ids)]
         check_int("len(ids)", len(ids), 0, MAX_BATCH)
@@ -142,7 +166,18 @@ class ExpertCache:
                 if s >= 0 and s not in protected:
                     t.stamp(s)
                     protected.add(s)
-        return self._io.load_batch(layer, ids, protected)
+        return self._io.load_batch(layer, ids, protected, MAX_BATCH)
+
+    def _get_many_k3(self, layer: object, raw: list[object]) -> int:
+        """Upstream getmany: out-of-range ids skipped, at most 64 reservations, no error."""
+        layer = _integer("layer", layer)
+        ids = [_integer("ids[]", e) for e in raw]
+        if not 0 <= layer < self.n_layers:
+            self._acct.c.batch_ids_dropped += len(ids)
+            return 0
+        kept = [e for e in ids if 0 <= e < self.n_experts]
+        self._acct.c.batch_ids_dropped += len(ids) - len(kept)
+        return self._io.load_batch(layer, kept, set(), MAX_BATCH)
 
     def resident(self, layer: int, expert: int) -> ExpertView | None:
         """The view if resident, else None. No counters, no stamp, no trace, no lease."""

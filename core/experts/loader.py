@@ -132,14 +132,23 @@ class SlotLoader:
         self.publish(s, key, ref, plan, origin, sum(got))
         return s
 
-    def load_batch(self, layer: int, ids: list[int], protected: set[int]) -> int:
-        """Reserve serially, read in parallel sorted by offset, publish what fully arrived."""
+    def load_batch(self, layer: int, ids: list[int], protected: set[int],
+                   max_reserve: int) -> int:
+        """Reserve serially, read in parallel sorted by offset, publish what fully arrived.
+
+        Stops reserving when no slot is evictable (prefetch_skipped += the distinct, not
+        resident ids left unread) or after `max_reserve` reservations (upstream's 64: the ids
+        never looked at are counted in batch_ids_dropped).
+        """
         self._check_open()
         t, n = self.t, self.n_experts
         work: list[tuple[int, int, ExpertRef, ReadPlan]] = []
         seen: set[int] = set()
-        cap = max(1, MAX_PIECES // max(1, len(ids)))
+        cap = max(1, MAX_PIECES // max(1, min(len(ids), max_reserve)))
         for i, e in enumerate(ids):
+            if len(work) >= max_reserve:
+                self.acct.c.batch_ids_dropped += len(ids) - i
+                break
             key = layer * n + e
             if key in seen or t.slot_of[key] >= 0:
                 continue  # resident members: compat leaves them unstamped
@@ -150,7 +159,12 @@ class SlotLoader:
                 continue  # counted; upstream skips it silently and get() will fail on it
             s = t.pick_victim(protected)
             if s < 0:
-                self.acct.c.prefetch_skipped += len(ids) - i
+                # Left unread: this id and every later one that is neither resident nor
+                # already handled in this batch, each counted once.
+                left = {key} | {layer * n + x for x in ids[i + 1 :]}
+                self.acct.c.prefetch_skipped += sum(
+                    1 for k in left if (k == key or k not in seen) and t.slot_of[k] < 0
+                )
                 break
             self.reserve(s, key)
             work.append((s, key, ref, plan))

@@ -302,7 +302,9 @@ def _pressure(rec: _Recorder, route, k: int, slots: int) -> None:
         rec.reset()
         rec.c.begin_layer()
         rec.prefetch(f"c{c}", sorted(ids))  # as a bitmap yields them; the tail finds no slot
-        for j in range(0, len(ids), k):  # one get each, in router order
+        for j in range(0, len(ids), k):  # one get each, in router order, k at a time
+            if j:
+                rec.c.begin_layer()  # the previous k were consumed: release their leases
             rec.consume(f"c{c}", ids[j:j + k])
 
 

@@ -23,7 +23,7 @@ class SlotTable:
         self.used_at = [0] * n_slots
         self.clock = 0
         self.pinned = [False] * n_slots
-        self.leases = [0] * n_slots  # handed-out views not yet released
+        self.leases = [0] * n_slots  # 1 while a handed-out view of the slot is leased
         self.generation = [0] * n_slots
         self.origin: list[str | None] = [None] * n_slots
         self.consumed = [False] * n_slots
@@ -102,30 +102,31 @@ class SlotTable:
         )
 
 
-class LeaseRing:
-    """The last `size` handed-out slots stay leased (unevictable) until `clear()`.
+class Leases:
+    """Slots of views handed out since the last `clear()` (begin_layer): none is evictable.
 
-    With size = topk and n_slots >= topk + 1, a token's layer can consume topk experts
-    serially and every view of that layer stays valid until the next layer begins.
+    A lease is held until `clear()`, however many gets follow, so a view handed out in a layer
+    stays valid until the next begin_layer. Leases are per slot (a second get of a leased slot
+    adds nothing). They can cover at most every slot: once every unpinned slot is leased, a
+    miss finds no victim and raises SlotsExhausted (a counted drop) without touching any slot,
+    and begin_layer() recovers. With n_slots >= topk + 1 and at most n_slots - topk - 1 pins
+    (fixed mode), a layer's topk gets always fit. `enabled=False` (compat) leases nothing.
     """
 
-    def __init__(self, table: SlotTable, size: int) -> None:
+    def __init__(self, table: SlotTable, enabled: bool) -> None:
         self.table = table
-        self.size = size
-        self._ring: list[int] = []
+        self.enabled = enabled
+        self._held: list[int] = []
 
     def lease(self, s: int) -> None:
-        if self.size == 0:
-            return
-        if len(self._ring) >= self.size:
-            self.table.leases[self._ring.pop(0)] -= 1
-        self._ring.append(s)
-        self.table.leases[s] += 1
+        if self.enabled and not self.table.leases[s]:
+            self.table.leases[s] = 1
+            self._held.append(s)
 
     def clear(self) -> None:
-        for s in self._ring:
-            self.table.leases[s] -= 1
-        self._ring.clear()
+        for s in self._held:
+            self.table.leases[s] = 0
+        self._held.clear()
 
     def __len__(self) -> int:
-        return len(self._ring)
+        return len(self._held)

@@ -10,9 +10,11 @@ from safetensors import safe_open
 
 from core.experts import K3_LAYOUT, ExpertLayout, ExpertView, ShardIndex, write_fixture
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM_DIR = REPO_ROOT.parent / "shared" / "fixtures" / "k3-cache"
+# kimi-k3-in-c v1.0.0's tests/fixtures/cache/, copied into the repository (data/README.md)
+UPSTREAM_DIR = Path(__file__).resolve().parent / "data"
 UPSTREAM_FILE = UPSTREAM_DIR / "model-00001-of-00001.safetensors"
+UPSTREAM_SIZE = 59_776
+UPSTREAM_SHA256 = "5f2a99cabe69e53459822c4703b525575fa826cfcf9ba3b543494d19ae00f50a"
 
 STRIDE = 12_288
 BUDGET_8 = 104_448  # 8 slots of 12,288 B
@@ -65,14 +67,13 @@ def k3_truth(k3_dir: Path) -> Truth:
 
 @pytest.fixture(scope="session")
 def upstream_dir() -> Path:
-    if not UPSTREAM_FILE.exists():
-        pytest.skip(f"upstream fixture absent: {UPSTREAM_FILE}")
+    """The directory holding the upstream file (it is part of the repository: never skipped)."""
     return UPSTREAM_DIR
 
 
 @pytest.fixture(params=["own", "upstream"])
 def battery_dir(request: pytest.FixtureRequest, k3_dir: Path) -> Path:
-    """Both the project's fixture and the upstream file (skipped if absent)."""
+    """Both the project's fixture and the upstream file."""
     if request.param == "own":
         return k3_dir
     return request.getfixturevalue("upstream_dir")

@@ -35,9 +35,11 @@ def test_upstream_battery(battery_dir: Path, compat, chunk, direct) -> None:
                      chunk_bytes=chunk, direct_io=direct) as cache:
         assert cache.n_slots == 8 < 24  # pressure: eviction runs constantly
 
-        # 1. serial: 3 passes x 24, every read byte-exact
+        # 1. serial: 3 passes x 24, every read byte-exact; a token's 4 gets per layer
         for _ in range(3):
             for e in range(24):
+                if e % 4 == 0:
+                    cache.begin_layer()  # fixed mode: the previous token's leases end
                 assert_exact(cache.get(0, e), truth, 0, e)
         s = cache.stats()
         assert _window(s, "hits", "misses", "evictions") == \
@@ -50,6 +52,7 @@ def test_upstream_battery(battery_dir: Path, compat, chunk, direct) -> None:
         cache.reset_stats()
         for start in range(0, 24, 4):
             ids = list(range(start, start + 4))
+            cache.begin_layer()
             assert cache.get_many(0, ids) == 4
             for e in ids:
                 assert_exact(cache.get(0, e), truth, 0, e)
@@ -66,6 +69,7 @@ def test_upstream_battery(battery_dir: Path, compat, chunk, direct) -> None:
         cache.reset_stats()
         for e in range(24):
             if e % 2 == 0:
+                cache.begin_layer()
                 cache.get_many(0, [(e + j) % 24 for j in range(4)])
             assert_exact(cache.get(0, e), truth, 0, e)
         s = cache.stats()

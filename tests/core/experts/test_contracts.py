@@ -59,8 +59,11 @@ class TestViews:
         write_fixture(tmp_path, n_experts=24, order=order)
         truth = Truth(tmp_path)
         with _cache(tmp_path, chunk_bytes=4096) as c:
-            for e in list(range(24)) * 2:
+            for i, e in enumerate(list(range(24)) * 2):
+                if i % 4 == 0:
+                    c.begin_layer()
                 assert_exact(c.get(0, e), truth, 0, e)
+            c.begin_layer()
             c.get_many(0, [20, 3, 11, 7])
             for e in (20, 3, 11, 7):
                 assert_exact(c.get(0, e), truth, 0, e)
@@ -70,7 +73,9 @@ class TestViews:
         write_fixture(tmp_path, n_layers=3, n_experts=8, n_shards=3, dense_layers=1)
         truth = Truth(tmp_path)
         with ExpertCache(ShardIndex.open(tmp_path), 3, 8, 4, 6 * 12_288) as c:
-            for L, e in [(1, 0), (2, 7), (1, 5), (2, 0), (1, 7), (2, 3), (1, 1)]:
+            for i, (L, e) in enumerate([(1, 0), (2, 7), (1, 5), (2, 0), (1, 7), (2, 3), (1, 1)]):
+                if i % 4 == 0:
+                    c.begin_layer()
                 assert_exact(c.get(L, e), truth, L, e)
             c.begin_layer()
             assert c.get_many(2, [1, 2, 4, 5]) == 4
@@ -135,18 +140,30 @@ def test_name_template_parameter(tmp_path: Path) -> None:
 
 class TestLeases:
     def test_views_stay_valid_until_begin_layer(self, k3_dir: Path) -> None:
-        """topk=4 views of a layer survive topk more gets; begin_layer releases them."""
-        with _cache(k3_dir, budget=5 * 12_288) as c:
-            views = [c.get(0, e) for e in range(4)]
-            c.get(0, 4)  # takes the one free slot; the four leased ones are safe
-            assert all(v.valid() for v in views[1:])
-            with pytest.raises(StaleView, match="layer 0 expert 0 is stale"):
-                c.get(0, 5)  # evicts expert 0: the oldest lease fell out of the ring
-                views[0].check()
+        """A view outlives many more than topk gets; begin_layer alone releases it."""
+        with _cache(k3_dir) as c:  # 8 slots, topk 4
+            views = [c.get(0, e) for e in range(7)]  # 6 more gets than the first view needed
+            views.append(c.get(0, 0))  # a hit on a leased slot adds no lease
+            assert all(v.valid() for v in views) and c.stats()["leased"] == 7
+            c.warm(0, 20)  # fills the one free slot; warm leases nothing
+            views.append(c.get(0, 20))  # now every slot is leased
+            assert c.stats()["leased"] == 8
+            assert c.get_many(0, [21, 22]) == 0 and c.stats()["prefetch_skipped"] == 2
+            with pytest.raises(SlotsExhausted):
+                c.warm(0, 23)  # neither a batch nor a warm takes a leased slot
+            before = c.snapshot()
+            with pytest.raises(SlotsExhausted, match="leased"):
+                c.get(0, 8)  # no victim: a counted drop that changes no slot
+            assert c.snapshot().slots == before.slots
+            s = c.stats()
+            assert (s["drops"], s["leased"], s["evictions"]) == (1, 8, 0)
+            assert all(v.check() is v for v in views)
             c.begin_layer()
             assert c.stats()["leased"] == 0
-            c.get_many(0, [10, 11, 12, 13])
-            assert not any(v.valid() for v in views[1:4])
+            c.get(0, 8)  # evicts the least recently used: expert 1
+            assert not views[1].valid()
+            with pytest.raises(StaleView, match="layer 0 expert 1 is stale"):
+                views[1].check()
 
     def test_leases_shrink_a_batch_instead_of_breaking_views(self, k3_dir: Path) -> None:
         with _cache(k3_dir, budget=5 * 12_288) as c:
@@ -154,6 +171,23 @@ class TestLeases:
             assert c.get_many(0, [10, 11, 12, 13]) == 1
             assert c.stats()["prefetch_skipped"] == 3
             assert all(v.valid() for v in views)
+
+    @pytest.mark.parametrize(("ids", "published", "skipped"), [
+        ([10, 11, 11, 12], 1, 2),  # the duplicate 11 is one expert left unread
+        ([10, 11, 0, 1], 1, 1),  # 0 and 1 are resident: nothing of them went unread
+        ([0, 10, 11, 10, 1, 11, 12], 1, 2),  # both at once, resident members first
+    ])
+    def test_prefetch_skipped_counts_distinct_unread_experts(
+            self, k3_dir: Path, ids: list[int], published: int, skipped: int) -> None:
+        """Five slots, four leased by get(0..3): only one is free for the batch."""
+        with _cache(k3_dir, budget=5 * 12_288) as c:
+            for e in range(4):
+                c.get(0, e)
+            assert c.get_many(0, ids) == published
+            s = c.stats()
+            assert s["prefetch_skipped"] == skipped
+            unread = {e for e in ids if c.resident(0, e) is None}
+            assert len(unread) == skipped
 
     def test_compat_has_no_leases(self, k3_dir: Path) -> None:
         with _cache(k3_dir, compat="k3-v1", budget=5 * 12_288) as c:
@@ -167,11 +201,15 @@ class TestPinsAndBatches:
         with _cache(k3_dir) as c:
             c.get(0, 3)
             assert c.pin(0, 3, True) is True and c.pin(0, 3, True) is False
-            for e in list(range(24)) * 2:
+            for i, e in enumerate(list(range(24)) * 2):
+                if i % 4 == 0:
+                    c.begin_layer()
                 c.get(0, e)
             assert_exact(c.resident(0, 3), k3_truth, 0, 3)
             assert c.pin(0, 3, False) is True
             for e in range(4, 24):
+                if e % 4 == 0:
+                    c.begin_layer()
                 c.get(0, e)
             assert c.resident(0, 3) is None
 
@@ -216,6 +254,8 @@ class TestPinsAndBatches:
             ops = [e.op for e in c.events()]
             assert ops == ["miss", "reserve", "read_done", "publish"]
             for e in range(24):
+                if e % 4 == 0:
+                    c.begin_layer()
                 c.get(0, e)
             ev = c.events()
             assert len(ev) == 16

@@ -158,17 +158,53 @@ def test_bad_ids_raise_and_change_nothing(k3_dir: Path, compat) -> None:
         for call, name in [
             (lambda: c.get(0, 24), "expert"), (lambda: c.get(1, 0), "layer"),
             (lambda: c.get(-1, 0), "layer"), (lambda: c.get(0, True), "expert"),
-            (lambda: c.get(0, 1.5), "expert"), (lambda: c.get_many(0, [0, 24]), r"ids\[\]"),
-            (lambda: c.get_many(2, [0]), "layer"), (lambda: c.get_many(0, [0] * 65), "len"),
+            (lambda: c.get(0, 1.5), "expert"), (lambda: c.get_many(0, [1.5]), r"ids\[\]"),
+            (lambda: c.get_many(0, [True]), r"ids\[\]"), (lambda: c.get_many(0.5, [0]), "layer"),
             (lambda: c.warm(0, 99), "expert"), (lambda: c.pin(0, 99, True), "expert"),
             (lambda: c.resident(3, 0), "layer"), (lambda: c.events(-1), "since"),
-        ]:
+        ] + ([] if compat else [  # compat skips these silently, as upstream (next test)
+            (lambda: c.get_many(0, [0, 24]), r"ids\[\]"), (lambda: c.get_many(0, [-1]), r"ids"),
+            (lambda: c.get_many(2, [0]), "layer"), (lambda: c.get_many(0, [0] * 65), "len"),
+        ]):
             with pytest.raises(ParamError, match=name):
                 call()
         with pytest.raises(NotResident, match="expert 7 is not resident"):
             c.pin(0, 7, True)
         assert _state(c) == before
         assert c.get(np.int64(0), np.int32(1)).expert == 1  # numpy integers are fine
+
+
+def test_compat_batch_skips_bad_ids_like_upstream(k3_dir: Path) -> None:
+    """k3-v1 getmany: out-of-range ids and layers skipped silently, counted outside upstream's."""
+    with ExpertCache(ShardIndex.open(k3_dir), 1, 24, 4, BUDGET_8, compat="k3-v1") as c:
+        c.get(0, 1)
+        assert c.get_many(0, [0, 24, -1, 1, 2, 99]) == 2  # 0 and 2 read; 1 resident
+        s = c.stats()
+        assert (s["prefetch_reads"], s["batch_ids_dropped"], s["prefetch_skipped"]) == (2, 3, 0)
+        assert (s["hits"], s["misses"], s["failed_reads"]) == (0, 1, 0)  # upstream counters
+        before = _state(c)
+        assert c.get_many(1, [3, 4]) == 0 and c.get_many(-1, [3]) == 0
+        assert c.get_many(0, [24] * 70) == 0  # more than 64 ids is no error either
+        after = _state(c)
+        assert after[1].pop("batch_ids_dropped") == 3 + 3 + 70
+        before[1].pop("batch_ids_dropped")
+        assert after == before  # nothing else moved
+        assert c.resident(0, 3) is None and c.resident(0, 4) is None
+
+
+def test_compat_batch_stops_after_64_reservations(tmp_path: Path) -> None:
+    """Upstream reserves at most K3_MAX_TOPK = 64 per getmany; the rest is dropped unread."""
+    write_fixture(tmp_path, n_experts=70)
+    index = ShardIndex.open(tmp_path)
+    with ExpertCache(index, 1, 70, 4, 68 * 12_288, compat="k3-v1") as c:
+        assert c.n_slots == 68
+        assert c.get_many(0, [0, 0, *range(70)]) == 64  # the duplicate does not use a place
+        s = c.stats()
+        assert (s["prefetch_reads"], s["batch_ids_dropped"], s["prefetch_skipped"]) == (64, 6, 0)
+        assert c.resident(0, 63) is not None and c.resident(0, 64) is None
+    with ExpertCache(index, 1, 70, 4, 68 * 12_288) as c, \
+            pytest.raises(ParamError, match="len"):
+        c.get_many(0, list(range(65)))  # fixed mode refuses instead
 
 
 @BOTH

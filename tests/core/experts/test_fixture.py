@@ -23,7 +23,28 @@ from core.experts import (
 )
 from core.experts.reader import ShardFiles, plan_reads
 
-from .conftest import BUDGET_8, EXPERT_BYTES, STRIDE, UPSTREAM_FILE, Truth
+from .conftest import (
+    BUDGET_8,
+    EXPERT_BYTES,
+    STRIDE,
+    UPSTREAM_DIR,
+    UPSTREAM_FILE,
+    UPSTREAM_SHA256,
+    UPSTREAM_SIZE,
+    Truth,
+)
+
+
+def test_upstream_file_is_the_pinned_copy() -> None:
+    """The in-repo copy of upstream's fixture is exactly the pinned 59,776 bytes; nothing else
+    lies next to it that a test could pick up instead."""
+    assert UPSTREAM_FILE.is_file(), f"{UPSTREAM_FILE} is missing: the parity tests need it"
+    data = UPSTREAM_FILE.read_bytes()
+    assert len(data) == UPSTREAM_SIZE
+    assert hashlib.sha256(data).hexdigest() == UPSTREAM_SHA256, \
+        f"{UPSTREAM_FILE} changed: restore kimi-k3-in-c v1.0.0's tests/fixtures/cache copy"
+    assert sorted(p.name for p in UPSTREAM_DIR.glob("*.safetensors")) == [UPSTREAM_FILE.name]
+    assert UPSTREAM_SHA256 in (UPSTREAM_DIR / "README.md").read_text()
 
 
 def test_k3_v1_content_is_byte_identical_to_upstream(tmp_path: Path, upstream_dir: Path) -> None:
