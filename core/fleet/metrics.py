@@ -1,9 +1,20 @@
 """Honest serving metrics: latency over admitted requests only, rejections counted separately.
 
   rejection rate   rejected / offered
-  TTFT P50/95/99   over admitted requests only, with n beside them (NaN when n == 0)
-  SLO attainment   (admitted and TTFT <= SLO) / offered: a rejection is a miss, not a latency
-  goodput          requests per second that were admitted and met the SLO
+  TTFT P50/95/99   over admitted requests that produced a first token, with n beside them (NaN
+                   when n == 0). In the simulator that is every admitted request: a failure before
+                   the first token requeues the request, so an interrupted request (its decode cut
+                   off by a failure AFTER its first token) keeps its real TTFT and is included,
+                   and the summary reports how many were interrupted beside n.
+  completed        admitted and not interrupted: the request got every output token
+  SLO attainment   (completed and TTFT <= SLO) / offered: a rejection or an interruption is a
+                   miss, never a latency and never a success
+  goodput          requests per second that completed and met the SLO
+
+fleet.md §4 asks for percentiles over admitted AND completed requests. We keep interrupted
+requests in the TTFT sample on purpose: their first token was delivered at that time, and dropping
+them would make a failure look faster (they are the requests that were served before it). They
+are never counted as successes: attainment and goodput use completed requests only.
 
 naive_p95_with_rejections_as_sentinel() reproduces the seed demo's flaw on purpose, so a figure
 can show it beside the correct numbers: once more than 5% of a class is rejected, the P95 of
@@ -51,13 +62,17 @@ def percentile(values: Sequence[float] | np.ndarray, q: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class ClassSummary:
-    """One class (or "all"); p50/p95/p99 are over the n_ttft admitted requests."""
+    """One class (or "all"); p50/p95/p99 are over the n_ttft admitted requests (each produced a
+    first token; the `interrupted` ones among them lost their decode to a failure and count as
+    SLO misses)."""
 
     name: str
     offered: int
     admitted: int
     rejected: int
     deferred: int
+    interrupted: int  # admitted, first token delivered, decode cut off by a failure
+    completed: int  # admitted and not interrupted
     rejection_rate: float
     deferral_rate: float
     n_ttft: int
@@ -97,23 +112,36 @@ def summarize_class(
     wait: np.ndarray,
     slo_s: float,
     duration_s: float,
+    interrupted: np.ndarray | None = None,
 ) -> ClassSummary:
-    """Metrics for one group of requests; ttft/wait entries of rejected requests are ignored."""
+    """Metrics for one group of requests; ttft/wait entries of rejected requests are ignored.
+
+    `interrupted` (default: none) marks admitted requests whose decode a failure cut off: their
+    TTFT stays in the percentiles, but they are SLO misses (not completed).
+    """
     check_float("slo_s", slo_s, 0.0, math.inf)
     check_float("duration_s", duration_s, 0.0, math.inf)
     offered = int(admitted.size)
     adm = admitted.astype(bool)
+    cut = np.zeros(offered, dtype=bool) if interrupted is None else np.asarray(interrupted, bool)
+    if cut.shape != adm.shape:
+        raise ParamError(f"interrupted must have one entry per request, got shape {cut.shape}")
+    cut = cut & adm
+    done = adm & ~cut
     lat = ttft[adm]
-    met = int(np.count_nonzero(lat <= slo_s))
+    met = int(np.count_nonzero(ttft[done] <= slo_s))
     p50, p95, p99 = percentiles(lat, (50, 95, 99))
     n_adm = int(adm.sum())
     n_def = int(np.count_nonzero(deferred & adm))
+    n_cut = int(cut.sum())
     return ClassSummary(
         name=name,
         offered=offered,
         admitted=n_adm,
         rejected=offered - n_adm,
         deferred=n_def,
+        interrupted=n_cut,
+        completed=n_adm - n_cut,
         rejection_rate=(offered - n_adm) / offered if offered else math.nan,
         deferral_rate=n_def / offered if offered else math.nan,
         n_ttft=int(lat.size),
@@ -167,13 +195,22 @@ def summarize(
                 wait[m],
                 slo_s[k],
                 duration_s,
+                records.interrupted[m],
             )
         )
     slo_each = np.asarray(slo_s, dtype=np.float64)[records.klass]
-    # overall attainment uses each request's own class SLO
-    met = records.admitted & (np.nan_to_num(records.ttft, nan=math.inf) <= slo_each)
+    # overall attainment uses each request's own class SLO; an interrupted request is a miss
+    completed = records.admitted & ~records.interrupted
+    met = completed & (np.nan_to_num(records.ttft, nan=math.inf) <= slo_each)
     overall = summarize_class(
-        "all", records.ttft, records.admitted, records.deferred, wait, math.inf, duration_s
+        "all",
+        records.ttft,
+        records.admitted,
+        records.deferred,
+        wait,
+        math.inf,
+        duration_s,
+        records.interrupted,
     )
     n_met = int(met.sum())
     overall = replace(

@@ -1,8 +1,12 @@
 """Results of a fleet simulation: per-request records (one row per offered request, kept as
 columns), failover statistics, and the SimResult that bundles them with the summary.
 
-A rejected request has admitted=False, cluster=-1, and NaN for start and ttft: it has no latency,
-and every summary counts it as a rejection and an SLO miss, never as a number in a percentile.
+A rejected request has admitted=False, cluster=-1, and NaN for admitted_at, start, ttft and
+finish: it has no latency, and every summary counts it as a rejection and an SLO miss, never as a
+number in a percentile.
+
+An admitted request holds its class budget from admitted_at (its arrival, or the release that
+let it out of the budget queue) to finish (its last token, or the failure that interrupted it).
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ class RequestRecord:
     admitted: bool
     deferred: bool  # waited in a budget queue before admission
     cluster: int  # -1 when rejected
+    admitted_at: float  # budget admission (takes its units); NaN when rejected
     start: float  # prefill start; NaN when rejected
     ttft: float  # first token - arrival; NaN when rejected
+    finish: float  # last token, or the failure time if interrupted (units freed); NaN if rejected
     reused_tokens: int
     on_primary: bool  # served by the ring primary of its key (the affinity target)
     requeued: bool  # moved off a failed cluster before its first token
@@ -52,8 +58,10 @@ class Records:
     admitted: np.ndarray  # (n,) bool
     deferred: np.ndarray  # (n,) bool
     cluster: np.ndarray  # (n,) int32, -1 when rejected
+    admitted_at: np.ndarray  # (n,) float64, NaN when rejected
     start: np.ndarray  # (n,) float64, NaN when rejected
     ttft: np.ndarray  # (n,) float64, NaN when rejected
+    finish: np.ndarray  # (n,) float64, NaN when rejected
     reused_tokens: np.ndarray  # (n,) int64
     on_primary: np.ndarray  # (n,) bool
     requeued: np.ndarray  # (n,) bool
@@ -79,8 +87,10 @@ class Records:
             admitted=bool(self.admitted[i]),
             deferred=bool(self.deferred[i]),
             cluster=int(self.cluster[i]),
+            admitted_at=float(self.admitted_at[i]),
             start=float(self.start[i]),
             ttft=float(self.ttft[i]),
+            finish=float(self.finish[i]),
             reused_tokens=int(self.reused_tokens[i]),
             on_primary=bool(self.on_primary[i]),
             requeued=bool(self.requeued[i]),
@@ -92,11 +102,11 @@ class Records:
         return [self.row(i) for i in range(self.n)]
 
     def to_jsonl(self) -> str:
-        """One JSON object per request; a rejected request's start and ttft are null."""
+        """One JSON object per request; a rejected request's times (and latency) are null."""
         out = []
         for r in self.rows():
             d = asdict(r)
-            for f in ("start", "ttft"):
+            for f in ("admitted_at", "start", "ttft", "finish"):
                 d[f] = None if np.isnan(d[f]) else d[f]
             out.append(json.dumps(d))
         return "\n".join(out) + ("\n" if out else "")

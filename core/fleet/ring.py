@@ -46,8 +46,9 @@ class ConsistentHashRing:
         self._owners: list[Cluster] = []  # _owners[j] owns _points[j]
         self._members: list[Cluster] = []
         self._dead: set[Cluster] = set()
+        self._by_text: dict[str, Cluster] = {}  # str(id) -> id: ids must differ as text
         for cluster in clusters:
-            self._insert(cluster)
+            self._insert(cluster, "clusters")
         self._rebuild()
 
     # -- membership -------------------------------------------------------------------------
@@ -69,6 +70,7 @@ class ConsistentHashRing:
         """Delete a cluster's points; only the keys it owned move, each to its old secondary."""
         self._require_member(cluster)
         self._members.remove(cluster)
+        self._by_text.pop(str(cluster))
         self._dead.discard(cluster)
         self._rebuild()
 
@@ -192,12 +194,21 @@ class ConsistentHashRing:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _insert(self, cluster: Cluster) -> None:
+    def _insert(self, cluster: Cluster, param: str = "cluster") -> None:
         if not isinstance(cluster, (int, str)) or isinstance(cluster, bool):
-            raise ParamError(f"cluster must be an int or str id, got {cluster!r}")
+            raise ParamError(f"{param}: each id must be an int or str, got {cluster!r}")
         if cluster in self._members:
-            raise ParamError(f"cluster {cluster!r} is already on the ring")
+            raise ParamError(f"{param}: cluster {cluster!r} is already on the ring")
+        # NOTE: vnode positions hash str(cluster), so ids with the same text (1 and "1") would sit
+        # on the very same points, and the tie-break by text would then compare int with str.
+        other = self._by_text.get(str(cluster))
+        if other is not None:
+            raise ParamError(
+                f"{param}: id {cluster!r} has the same text as member {other!r}; cluster ids "
+                "must differ as text (vnodes are placed by hashing str(id))"
+            )
         self._members.append(cluster)
+        self._by_text[str(cluster)] = cluster
 
     def _require_member(self, cluster: Cluster) -> None:
         if cluster not in self._members:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from core.errors import check_choice, check_float, check_int
+from core.errors import ParamError, check_choice, check_float, check_int
 from core.fleet.cache import PrefixCache, match_all
 from core.fleet.ring import ConsistentHashRing, bounded_capacity, hash64
 
@@ -31,6 +31,10 @@ class FleetState:
     @property
     def clusters(self) -> int:
         return len(self.caches)
+
+
+def _no_live_cluster(router: str) -> ParamError:
+    return ParamError(f"fleet: no live cluster for router {router!r} to route to")
 
 
 class Router:
@@ -63,11 +67,12 @@ class RoundRobin(Router):
 
     def choose(self, key: int, blocks: list[int] | None, fleet: FleetState) -> int:
         live, n = fleet.live, len(fleet.live)
-        k = self._next
-        while not live[k % n]:
-            k += 1
-        self._next = (k + 1) % n
-        return k % n
+        for step in range(n):  # at most one lap: every cluster is looked at once
+            k = (self._next + step) % n
+            if live[k]:
+                self._next = (k + 1) % n
+                return k
+        raise _no_live_cluster(self.name)
 
 
 class LeastLoaded(Router):
@@ -78,6 +83,8 @@ class LeastLoaded(Router):
         for c, (load, alive) in enumerate(zip(fleet.load, fleet.live, strict=True)):
             if alive and load < best_load:
                 best, best_load = c, load
+        if best < 0:
+            raise _no_live_cluster(self.name)
         return best
 
 
@@ -112,6 +119,8 @@ class BoundedRing(Router):
         if j is None:
             j = self._start[key] = self.ring.successor_index(hash64(key))
         live, load, owner_at = fleet.live, fleet.load, self.ring.owner_at
+        if fleet.n_live == 0:
+            raise _no_live_cluster(self.name)
         cap = (
             math.inf
             if math.isinf(self.c)
@@ -150,6 +159,8 @@ class CacheAware(Router):
                 score = m * big_m - w * (load * nl - total)
                 if score > best_score:
                     best, best_score = c, score
+        if best < 0:
+            raise _no_live_cluster(self.name)
         return best
 
 

@@ -12,8 +12,10 @@ Model (each simplification is an optimism a figure should name):
     enter the cache when its prefill starts.
   * At fail_at the cluster dies: its cache is lost, its queued and prefilling requests are
     re-routed at once (requeued; TTFT still counts from their arrival), and requests already past
-    their first token are counted as interrupted. Ring routers send its keys to their secondaries,
-    which are cold for them. At recover_at it rejoins with an empty cache.
+    their first token are counted as interrupted: their decode ends at the failure (finish), they
+    free their budget units then, and the summary counts them as SLO misses (their TTFT stays in
+    the percentiles: the first token was delivered). Ring routers send its keys to their
+    secondaries, which are cold for them. At recover_at it rejoins with an empty cache.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def simulate(trace: Trace, config: SimConfig | None = None) -> SimResult:
     nan = math.nan
     admitted, deferred, cluster = [False] * n, [False] * n, [-1] * n
     start_t, ttft, reused = [nan] * n, [nan] * n, [0] * n
+    admit_t, finish_t = [nan] * n, [nan] * n
     on_primary, requeued, interrupted = [False] * n, [False] * n, [False] * n
     moved = [False] * n
 
@@ -89,6 +92,7 @@ def simulate(trace: Trace, config: SimConfig | None = None) -> SimResult:
         first = t + pre + step
         admitted[i], cluster[i], start_t[i], reused[i] = True, k, t, hit
         ttft[i] = first - arrival[i]
+        finish_t[i] = first + max(olen[i] - 1, 0) * step
         owner = primary.get(key[i])
         if owner is None:
             owner = primary[key[i]] = ref_ring.route_hash(hash64(key[i]))[0]  # type: ignore[assignment]
@@ -105,7 +109,7 @@ def simulate(trace: Trace, config: SimConfig | None = None) -> SimResult:
         push(heap, (t + pre, next(seq), _PREFILL_DONE, i, k, ep))
         if track_finish:
             active[k][i] = first
-            push(heap, (first + max(olen[i] - 1, 0) * step, next(seq), _FINISH, i, k, ep))
+            push(heap, (finish_t[i], next(seq), _FINISH, i, k, ep))
 
     def dispatch(i: int, t: float) -> None:
         blocks = ids[offs[i] : offs[i + 1]].tolist() if needs_blocks else None
@@ -132,6 +136,7 @@ def simulate(trace: Trace, config: SimConfig | None = None) -> SimResult:
         for j, first in active[k].items():
             if first <= t:
                 interrupted[j] = True
+                finish_t[j] = t  # its decode ends here; its budget units are freed now
                 cut += 1
                 freed.extend(release(klass[j]))
             else:
@@ -147,6 +152,7 @@ def simulate(trace: Trace, config: SimConfig | None = None) -> SimResult:
             requeued[j] = True
             dispatch(j, t)
         for j in freed:
+            admit_t[j] = t
             dispatch(j, t)
 
     if cfg.fail_cluster is not None:
@@ -171,6 +177,7 @@ def simulate(trace: Trace, config: SimConfig | None = None) -> SimResult:
         if ev is None:
             decision = offer(klass[i], i)
             if decision == ADMIT:
+                admit_t[i] = t
                 dispatch(i, t)
             elif decision == QUEUE:
                 deferred[i] = True
@@ -188,6 +195,7 @@ def simulate(trace: Trace, config: SimConfig | None = None) -> SimResult:
             if ep == epoch[k]:
                 del active[k][a]
                 for j in release(klass[a]):
+                    admit_t[j] = t
                     dispatch(j, t)
         elif kind == _FAIL:
             fail(a, t)
@@ -204,8 +212,10 @@ def simulate(trace: Trace, config: SimConfig | None = None) -> SimResult:
         admitted=np.array(admitted, dtype=bool),
         deferred=np.array(deferred, dtype=bool),
         cluster=np.array(cluster, dtype=np.int32),
+        admitted_at=np.array(admit_t, dtype=np.float64),
         start=np.array(start_t, dtype=np.float64),
         ttft=np.array(ttft, dtype=np.float64),
+        finish=np.array(finish_t, dtype=np.float64),
         reused_tokens=np.array(reused, dtype=np.int64),
         on_primary=np.array(on_primary, dtype=bool),
         requeued=np.array(requeued, dtype=bool),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from core.fleet.routers import ROUTERS
@@ -13,7 +15,25 @@ from tabs.palette import ROLE
 
 MARKERS = dict(zip(ROUTERS, ("o", "s", "^", "v", "D"), strict=True))
 PICKED = "#0072B2"
-X_LIM = (0.1, 20.0)
+X_LIM = (0.1, 20.0)  # default P95 axis; it widens (never clips) when a router falls outside
+NICE = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
+        10_000)
+
+
+def x_limits(p95: np.ndarray) -> tuple[float, float]:
+    """X_LIM, widened to the next NICE value with a 30% margin so every finite P95 is drawn."""
+    finite = p95[np.isfinite(p95)]
+    lo, hi = X_LIM
+    if finite.size:
+        if finite.min() < lo * 1.3:
+            lo = max([v for v in NICE if v <= finite.min() / 1.3], default=NICE[0])
+        if finite.max() > hi / 1.3:
+            hi = min([v for v in NICE if v >= finite.max() * 1.3], default=NICE[-1])
+    return lo, hi
+
+
+def _tick_text(v: float) -> str:
+    return f"{v:g}" if v < 1000 else f"{v / 1000:g}k"
 
 
 def fleet_sim_bakeoff(rate: int, fail_at: int, router: str, seed: int) -> FigureResult:
@@ -23,22 +43,29 @@ def fleet_sim_bakeoff(rate: int, fail_at: int, router: str, seed: int) -> Figure
     cv = np.array([runs[r].summary.load.cv for r in ROUTERS])
     slo = np.array([runs[r].summary.overall.slo_attainment * 100 for r in ROUTERS])
     front = pareto_front(p95, hit)
+    x_lim = x_limits(p95)
     with lab_figure(4.2) as fig:
         pareto, loads = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
-        grid = np.geomspace(X_LIM[0], X_LIM[1], 400)
+        grid = np.geomspace(x_lim[0], x_lim[1], 400)
         reach = [hit[front & (p95 <= g)].max(initial=0.0) for g in grid]
         pareto.fill_between(grid, 0, reach, step="post", color=ROLE["grid"], lw=0,
                             label="dominated: another router is better on both")
         for i, r in enumerate(ROUTERS):
             picked = r == router
-            pareto.plot(np.clip(p95[i], *X_LIM), hit[i], MARKERS[r], ms=12 if picked else 8,
+            # NOTE: x_limits() keeps every finite P95 on the axis; NaN (no short request
+            # admitted) has no point, and the legend says so.
+            no_p95 = "  (no short P95: n=0)" if not np.isfinite(p95[i]) else ""
+            pareto.plot(p95[i], hit[i], MARKERS[r], ms=12 if picked else 8,
                         color=PICKED if picked else ROLE["neutral"],
                         mec=ROLE["reference"] if front[i] else "white", mew=1.5,
-                        label=f"{r}: SLO met {slo[i]:.0f}%" + ("  (picked)" if picked else ""))
+                        label=f"{r}: SLO met {slo[i]:.0f}%" + ("  (picked)" if picked else "")
+                        + no_p95)
         pareto.set_xscale("log")
-        pareto.set_xlim(*X_LIM)
-        pareto.set_xticks([0.1, 0.2, 0.5, 1, 2, 5, 10, 20], ["0.1", "0.2", "0.5", "1", "2", "5",
-                                                              "10", "20"])
+        pareto.set_xlim(*x_lim)
+        ticks = [v for v in NICE if x_lim[0] <= v <= x_lim[1]]
+        if len(ticks) > 9:  # keep about one label per half decade on a wide axis
+            ticks = [v for v in ticks if round(v / 10 ** math.floor(math.log10(v))) in (1, 5)]
+        pareto.set_xticks(ticks, [_tick_text(v) for v in ticks])
         pareto.minorticks_off()
         pareto.set_ylim(0, 100)
         pareto.set_xlabel("P95 TTFT of admitted short requests (s, log)  ← better")

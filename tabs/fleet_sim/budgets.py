@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from core.fleet.config import DEMO_BUDGET
 from core.fleet.metrics import SEED_SENTINEL, naive_p95_with_rejections_as_sentinel
 from core.fleet.records import SimResult
 from tabs.figure import FigureResult, lab_figure
@@ -15,7 +18,14 @@ from tabs.palette import ROLE
 
 CLASSES = ("short", "long")
 W = 0.4
-MODE_LABEL = {"off": "off (no cap)", "reject": "reject", "queue": "queue (defer)"}
+# NOTE: the queue mode refuses once queue_limit requests wait, so it is not a pure "defer".
+MODE_LABEL = {"off": "off (no cap)", "reject": "reject",
+              "queue": f"bounded queue ({DEMO_BUDGET.queue_limit})"}
+MODE_LINES = {**MODE_LABEL, "queue": MODE_LABEL["queue"].replace(" (", "\n(")}  # as drawn
+P95_FLOOR, P95_TOP = 0.05, 500.0  # default P95 axis; it grows to fit the data
+LABEL_UP = 1.15  # a value label sits this factor above its bar top
+TOP_FRAC = 0.88  # every value label's baseline stays below this fraction of the axis height
+LEGEND_FRAC = 0.68  # ... and below this under the upper-left legend (the first mode's bars)
 FATES = (("hit", "met SLO"), ("miss", "admitted, late"), ("rejected", "rejected"))
 
 
@@ -27,12 +37,39 @@ def _ticks(ax, extra: dict[tuple[int, int], str] | None = None) -> None:
     """Class names under each bar (plus an optional second line), mode names under each pair."""
     ax.set_xticks([_x(m, k) for m in range(3) for k in range(2)],
                   [CLASSES[k] + (f"\n{extra[m, k]}" if extra else "")
-                   for m in range(3) for k in range(2)], fontsize=7)
+                   for m in range(3) for k in range(2)], fontsize=6.5 if extra else 7)
     ax.set_xlim(-0.55, 2.55)
     ax.grid(False, axis="x")
     for m, mode in enumerate(MODES):
-        ax.text(m, -0.2 if extra else -0.12, MODE_LABEL[mode], ha="center", va="top", fontsize=8,
-                fontweight="bold", transform=ax.get_xaxis_transform())
+        ax.text(m, -0.2 if extra else -0.12, MODE_LINES[mode], ha="center", va="top", fontsize=8,
+                fontweight="bold", linespacing=1.1, transform=ax.get_xaxis_transform())
+
+
+def _log_top(values: list[float], frac: float, floor: float) -> float:
+    """The smallest top of a log axis starting at `floor` that puts every value at or below
+    `frac` of the axis height (NaN values ignored)."""
+    finite = [v for v in values if math.isfinite(v) and v > 0]
+    if not finite:
+        return floor * 10
+    lo, hi = math.log10(floor), math.log10(max(finite))
+    return 10 ** (lo + max(hi - lo, 0.0) / frac)
+
+
+def _p95_limits(p95s: list[float]) -> tuple[float, float]:
+    """(bottom, top) of the P95 axis: the default 0.05-500 s unless the data needs more room."""
+    finite = [v for v in p95s if math.isfinite(v) and v > 0]
+    bottom = min([P95_FLOOR, *(v / 2 for v in finite)])
+    labels = [v * LABEL_UP for v in p95s]
+    top = max(P95_TOP, _log_top(labels, TOP_FRAC, bottom),
+              _log_top(labels[:2], LEGEND_FRAC, bottom))  # the legend covers the first pair
+    return bottom, top
+
+
+def _decade_ticks(bottom: float, top: float) -> tuple[list[float], list[str]]:
+    ticks = [10.0**e for e in range(math.ceil(math.log10(bottom)), math.floor(math.log10(top)) + 1)]
+    names = {0.01: "0.01", 0.1: "0.1", 1.0: "1", 10.0: "10", 100.0: "100", 1e3: "1k", 1e4: "10k",
+             1e5: "100k", 1e6: "1M"}
+    return ticks, [names.get(t, f"{t:g}") for t in ticks]
 
 
 def _wrong_p95(res: SimResult, k: int) -> float:
@@ -54,6 +91,8 @@ def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureRes
             met = round(c.slo_attainment * c.offered)
             naive = _wrong_p95(res, k)
             xs.append(_x(m, k))
+            # NOTE: "admitted, late" is admitted minus met, so it would also hold interrupted
+            # requests (SLO misses); this scene has no failure, so there are none.
             shares.append([100 * n / c.offered for n in (met, c.admitted - met, c.rejected)])
             p95s.append(c.p95)
             wrongs.append(naive)
@@ -83,9 +122,14 @@ def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureRes
         p95.hlines(slos, np.array(xs) - W / 2, np.array(xs) + W / 2, color=ROLE["reference"],
                    lw=1.5)
         wrong.bar(xs, wrongs, W, color=colors, hatch="xx", edgecolor=ROLE["rejected"], lw=0.5)
+        bottom_s, top_s = _p95_limits(p95s)
         for x, label, v, bad in zip(xs, labels, p95s, wrongs, strict=True):
             fate.text(x, 101, label, ha="center", va="bottom", fontsize=7, linespacing=1.1)
-            p95.text(x, v * 1.15, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+            if math.isnan(v):
+                p95.text(x, bottom_s * 1.3, "n=0: no latency", ha="center", va="bottom",
+                         rotation=90, fontsize=7, color=ROLE["miss"])
+            else:
+                p95.text(x, v * LABEL_UP, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
             if bad < SEED_SENTINEL:
                 wrong.text(x, bad * 1.3, f"{bad:.2f}", ha="center", va="bottom", fontsize=7)
         fate.set_ylim(0, 140)
@@ -98,8 +142,8 @@ def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureRes
                     title=f"{long_burst} long requests in {BURST_S[0]:g}-{BURST_S[1]:g} s, "
                           f"long budget {long_budget}")
         p95.set_yscale("log")
-        p95.set_ylim(0.05, 500)
-        p95.set_yticks([0.1, 1, 10, 100], ["0.1", "1", "10", "100"])
+        p95.set_ylim(bottom_s, top_s)
+        p95.set_yticks(*_decade_ticks(bottom_s, top_s))
         p95.set_ylabel("P95 TTFT, admitted only (s, log)")
         p95.set_title("RIGHT: P95, admitted only")
         slo = runs[0].config.slo_s

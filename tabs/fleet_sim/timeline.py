@@ -17,8 +17,24 @@ from tabs.palette import ROLE
 
 WINDOW_S = 2.5
 RECOVERY_WINDOW_S = 5.0  # recovery: last 5 s window whose short P95 > 1.25x the pre-failure P95
-Y_LIM = (0.02, 30.0)
-LOAD_MAX = 16  # colour scale top: outstanding requests per cluster (sqrt scale)
+Y_LIM = (0.02, 30.0)  # default TTFT axis; the top grows with the data (never clips there)
+DATA_FRAC = 0.86  # every TTFT stays below this fraction of the axis height (the legend is above)
+Y_TICKS = (0.03, 0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000, 10_000, 30_000, 100_000)
+LOAD_MAX = 16  # colour scale top at least: outstanding requests per cluster (sqrt scale)
+CLIP_COLOR = "#CC79A7"  # TTFTs below the axis floor, drawn as triangles on the bottom edge
+
+
+def ttft_top(max_ttft: float) -> float:
+    """Top of the log TTFT axis: Y_LIM's, or higher so max_ttft sits at DATA_FRAC of the height."""
+    if not math.isfinite(max_ttft) or max_ttft <= 0:
+        return Y_LIM[1]
+    lo = math.log10(Y_LIM[0])
+    return max(Y_LIM[1], 10 ** (lo + (math.log10(max_ttft) - lo) / DATA_FRAC))
+
+
+def load_ticks(vmax: int) -> list[int]:
+    """Colour-bar ticks even on the sqrt scale (0, 1, 4, 9, 16 for 16), ending at vmax itself."""
+    return sorted({round(vmax * (j / 4) ** 2) for j in range(5)})
 
 
 def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> FigureResult:
@@ -38,7 +54,9 @@ def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> Figur
             ax.axvspan(fail_at, fail_at + DOWN_S, color=ROLE["rejected"], alpha=0.08, lw=0)
             ax.axvline(fail_at, color=ROLE["reference"], lw=1.2)
             ax.axvline(fail_at + DOWN_S, color=ROLE["reference"], lw=1.2, ls="--")
-        ttft = np.clip(rec.ttft, *Y_LIM)
+        y_top = ttft_top(float(rec.ttft[adm].max()) if adm.any() else math.nan)
+        ttft = np.maximum(rec.ttft, Y_LIM[0])
+        low = adm & (rec.ttft < Y_LIM[0])
         for k, name in enumerate(("short", "long")):
             m = plain & (rec.klass == k)
             top.scatter(rec.arrival[m], ttft[m], s=3 if k == 0 else 5, lw=0,
@@ -48,14 +66,22 @@ def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> Figur
                     marker="s", lw=0, label=f"requeued off c{FAIL_CLUSTER} ({fo.requeued})")
         top.scatter(rec.arrival[rec.moved], ttft[rec.moved], s=22, color=ROLE["miss"], lw=0,
                     marker="D", label=f"moved session, cold ({fo.sessions_moved})")
+        # NOTE: the top grows with the data; a TTFT under the floor is drawn on the bottom edge as
+        # a triangle, counted in the legend (none with DEMO_SIM: TTFT >= one decode step).
+        n_low = int(low.sum())
+        if n_low:
+            top.scatter(rec.arrival[low], ttft[low], s=26, marker="v", color=CLIP_COLOR,
+                        edgecolor="black", lw=0.4, clip_on=False, zorder=6,
+                        label=f"< {Y_LIM[0]:g} s, on the edge ({n_low})")
         mid = (edges[:-1] + edges[1:]) / 2
         top.step(mid, p95, where="mid", color=ROLE["reference"], lw=1.6,
                  label=f"short P95 per {WINDOW_S:g} s")
         top.axhline(slo_short, color=ROLE["hit"], ls=":", lw=1.2,
                     label=f"short SLO {slo_short:g} s")
         top.set_yscale("log")
-        top.set_ylim(*Y_LIM)
-        top.set_yticks([0.03, 0.1, 0.3, 1, 3, 10, 30], ["0.03", "0.1", "0.3", "1", "3", "10", "30"])
+        top.set_ylim(Y_LIM[0], y_top)
+        ticks = [v for v in Y_TICKS if Y_LIM[0] <= v <= y_top]
+        top.set_yticks(ticks, [f"{v:g}" if v < 1000 else f"{v / 1000:g}k" for v in ticks])
         top.minorticks_off()
         top.set_ylabel("TTFT (s, log)")
         rec_s = recovery_time(rec.arrival, rec.ttft, short, float(fail_at), fail_at + DOWN_S,
@@ -64,15 +90,17 @@ def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> Figur
                      else "short P95 not back before the rejoin")
         top.set_title(f"{router}: c{FAIL_CLUSTER} fails at {fail_at} s, rejoins cold at "
                       f"{fail_at + DOWN_S:g} s; {recovered}")
-        top.legend(loc="upper left", ncols=6, fontsize=7, markerscale=1.2, handletextpad=0.2,
-                   columnspacing=0.7)
+        top.legend(loc="upper left", ncols=4 if n_low else 6, fontsize=7,
+                   markerscale=1.2, handletextpad=0.2, columnspacing=0.7)
         top.text(fail_at, Y_LIM[0] * 1.1, f" c{FAIL_CLUSTER} fails", fontsize=7, va="bottom")
         top.text(fail_at + DOWN_S, Y_LIM[0] * 1.1, f" c{FAIL_CLUSTER} rejoins", fontsize=7,
                  va="bottom")
 
         load = res.load_series.T  # (clusters, bins)
+        load_max = int(load.max())
+        vmax = max(LOAD_MAX, load_max)  # data-driven: the darkest cell is the true maximum
         img = bottom.imshow(load, aspect="auto", cmap="Greys",
-                            norm=PowerNorm(0.5, vmin=0, vmax=LOAD_MAX),
+                            norm=PowerNorm(0.5, vmin=0, vmax=vmax),
                             origin="lower", interpolation="nearest",
                             extent=(float(res.load_times[0]), float(res.load_times[-1]),
                                     -0.5, load.shape[0] - 0.5))
@@ -90,8 +118,9 @@ def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> Figur
         bottom.set_ylabel("cluster")
         bottom.set_title(f"Requests outstanding per cluster (queued + prefilling); "
                          f"c{FAIL_CLUSTER} hatched while down")
-        bar = fig.colorbar(img, ax=bottom, pad=0.01, fraction=0.03, ticks=[0, 1, 4, 9, 16])
-        bar.ax.set_title("req.", fontsize=7, fontweight="normal", loc="center")
+        bar = fig.colorbar(img, ax=bottom, pad=0.01, fraction=0.03, ticks=load_ticks(vmax))
+        bar.ax.set_title("req." if load_max <= LOAD_MAX else f"req.\nmax {load_max}", fontsize=7,
+                         fontweight="normal", loc="center")
     snap_layout(fig)
     before = rec.arrival < fail_at
     during = (rec.arrival >= fail_at) & (rec.arrival < fail_at + DOWN_S)

@@ -26,7 +26,9 @@ from core.fleet.records import Records
 FINITE = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
 
-def _records(ttft, admitted, klass, cluster=None, prompt=None, reused=None) -> Records:
+def _records(
+    ttft, admitted, klass, cluster=None, prompt=None, reused=None, interrupted=None
+) -> Records:
     n = len(ttft)
     adm = np.array(admitted, dtype=bool)
     t = np.where(adm, np.array(ttft, dtype=np.float64), np.nan)
@@ -39,12 +41,16 @@ def _records(ttft, admitted, klass, cluster=None, prompt=None, reused=None) -> R
         admitted=adm,
         deferred=np.zeros(n, dtype=bool),
         cluster=np.where(adm, np.array(cluster if cluster is not None else [0] * n), -1),
+        admitted_at=np.where(adm, arrival, np.nan),
         start=np.where(adm, arrival, np.nan),
         ttft=t,
+        finish=np.where(adm, arrival + t + 1.0, np.nan),
         reused_tokens=np.array(reused if reused is not None else [0] * n, dtype=np.int64),
         on_primary=adm.copy(),
         requeued=np.zeros(n, dtype=bool),
-        interrupted=np.zeros(n, dtype=bool),
+        interrupted=(
+            np.zeros(n, dtype=bool) if interrupted is None else np.array(interrupted, dtype=bool)
+        ),
         moved=np.zeros(n, dtype=bool),
     )
 
@@ -89,6 +95,48 @@ class TestClassSummary:
         assert s.rejection_rate == pytest.approx(0.3)
         assert s.slo_attainment == pytest.approx(0.6)
         assert s.goodput_rps == pytest.approx(3.0)
+
+    def test_interrupted_requests_are_misses_but_keep_their_ttft(self):
+        """A failure cut these decodes off after a fast first token: not successes."""
+        ttft = np.array([0.1, 0.2, 0.3, 0.4, 5.0, np.nan])
+        admitted = np.array([True] * 5 + [False])
+        cut = np.array([False, True, True, False, False, False])
+        s = summarize_class(
+            "short", ttft, admitted, np.zeros(6, bool), ttft, 1.0, 2.0, interrupted=cut
+        )
+        assert (s.admitted, s.interrupted, s.completed, s.rejected) == (5, 2, 3, 1)
+        assert s.slo_attainment == pytest.approx(2 / 6)  # only 0.1 and 0.4 completed in time
+        assert s.goodput_rps == pytest.approx(1.0)
+        assert s.n_ttft == 5 and s.p50 == pytest.approx(0.3)  # first tokens were delivered
+        plain = summarize_class("short", ttft, admitted, np.zeros(6, bool), ttft, 1.0, 2.0)
+        assert plain.interrupted == 0 and plain.slo_attainment == pytest.approx(4 / 6)
+
+    def test_interrupted_flag_on_a_rejected_request_is_ignored(self):
+        ttft = np.array([0.1, np.nan])
+        s = summarize_class(
+            "short",
+            ttft,
+            np.array([True, False]),
+            np.zeros(2, bool),
+            ttft,
+            1.0,
+            1.0,
+            interrupted=np.array([False, True]),
+        )
+        assert s.interrupted == 0 and s.completed == 1 and s.slo_attainment == 0.5
+
+    def test_interrupted_must_match_the_requests(self):
+        with pytest.raises(ParamError, match="interrupted"):
+            summarize_class(
+                "short",
+                np.ones(3),
+                np.ones(3, bool),
+                np.zeros(3, bool),
+                np.ones(3),
+                1.0,
+                1.0,
+                interrupted=np.zeros(2, bool),
+            )
 
     def test_all_rejected_has_no_latency(self):
         s = summarize_class(
@@ -138,6 +186,23 @@ class TestSummarize:
         assert s.served == (2, 3)
         with pytest.raises(ParamError, match="name"):
             s.by_class("medium")
+
+    def test_interrupted_counted_per_class_and_overall(self):
+        rec = _records(
+            ttft=[0.2, 0.4, 0.5, 1.0, 3.0, 0.0],
+            admitted=[True, True, True, True, True, False],
+            klass=[0, 0, 0, 1, 1, 1],
+            interrupted=[False, True, False, True, False, False],
+        )
+        s = summarize(rec, slo_s=(1.0, 4.0), clusters=1, duration_s=2.0)
+        short, long_ = s.by_class("short"), s.by_class("long")
+        assert (short.interrupted, long_.interrupted, s.overall.interrupted) == (1, 1, 2)
+        assert (short.completed, long_.completed, s.overall.completed) == (2, 1, 3)
+        assert short.slo_attainment == pytest.approx(2 / 3)
+        assert long_.slo_attainment == pytest.approx(1 / 3)
+        assert s.overall.slo_attainment == pytest.approx(3 / 6)
+        assert s.overall.goodput_rps == pytest.approx(3 / 2)
+        assert short.p95 == pytest.approx(float(np.percentile([0.2, 0.4, 0.5], 95)))
 
     def test_load_stats(self):
         st_ = load_stats([2, 4, 6])

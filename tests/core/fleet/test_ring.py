@@ -147,6 +147,21 @@ class TestRoute:
         with pytest.raises(ParamError, match="cluster"):
             ring.add_cluster(1.5)  # type: ignore[arg-type]
 
+    @pytest.mark.parametrize("ids", [[1, "1"], ["1", 1], [0, 2, "2"], ["a", 7, "7"]])
+    def test_ids_with_the_same_text_are_refused(self, ids):
+        """1 and "1" hash to the same vnodes; the tie-break used to compare int with str."""
+        with pytest.raises(ParamError, match=r"^clusters: .*same text"):
+            ConsistentHashRing(ids, vnodes=4)
+
+    def test_add_cluster_refuses_a_text_twin_and_removal_frees_the_text(self):
+        ring = ConsistentHashRing([1, 2], vnodes=4)
+        with pytest.raises(ParamError, match=r"^cluster: .*same text"):
+            ring.add_cluster("1")
+        assert ring.members == [1, 2]
+        ring.remove_cluster(1)
+        ring.add_cluster("1")  # no longer ambiguous
+        assert set(ring.live) == {2, "1"} and ring.route("k")[0] in (2, "1")
+
 
 class TestPerturbation:
     def test_removal_moves_only_the_removed_clusters_keys(self):

@@ -38,6 +38,23 @@ class TestSimpleRouters:
         rr, fleet = RoundRobin(), _fleet(4, dead=(2,))
         assert [rr.choose(0, None, fleet) for _ in range(6)] == [0, 1, 3, 0, 1, 3]
 
+    @pytest.mark.parametrize("name", ROUTERS)
+    def test_no_live_cluster_raises_a_clear_error(self, name):
+        """RoundRobin used to spin forever here; every router must refuse instead."""
+        router, fleet = make_router(name, 3, vnodes=8), _fleet(3, dead=(0, 1, 2))
+        for c in range(3):
+            router.set_live(c, False)
+        with pytest.raises(ParamError, match="no live cluster"):
+            router.choose(7, [1, 2], fleet)
+
+    def test_round_robin_resumes_after_a_full_outage(self):
+        rr, fleet = RoundRobin(), _fleet(3, dead=(0, 1, 2))
+        with pytest.raises(ParamError, match="no live cluster"):
+            rr.choose(0, None, fleet)
+        fleet.live[1] = True
+        fleet.n_live = 1
+        assert [rr.choose(0, None, fleet) for _ in range(3)] == [1, 1, 1]
+
     def test_least_loaded_ties_to_lowest_id(self):
         ll = LeastLoaded()
         assert ll.choose(0, None, _fleet(4, [3, 1, 1, 2])) == 1

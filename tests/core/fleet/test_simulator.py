@@ -126,6 +126,30 @@ class TestFailover:
         assert np.all(rec.start[rec.requeued] >= FAIL.fail_at)
         assert np.all(rec.cluster[rec.interrupted] == FAIL.fail_cluster)
 
+    @pytest.mark.parametrize("router", ["ring", "cache_aware"])
+    def test_interrupted_requests_are_slo_misses(self, small_trace, router):
+        """Decodes cut off by the failure used to count as successes (their TTFT was fast)."""
+        res = simulate(small_trace, replace(FAIL, router=router))
+        rec, s = res.records, res.summary
+        cut = rec.interrupted
+        assert cut.sum() > 5 and np.all(rec.admitted[cut])
+        slo = np.asarray(FAIL.slo_s)[rec.klass]
+        fast_but_cut = cut & (rec.ttft <= slo)
+        assert fast_but_cut.sum() > 0, "the scenario must have interrupted requests within SLO"
+        assert np.all(rec.finish[cut] == FAIL.fail_at)  # decode ended at the failure
+        assert np.all(rec.arrival[cut] + rec.ttft[cut] <= FAIL.fail_at)  # first token came first
+        met = rec.admitted & ~cut & (rec.ttft <= slo)
+        assert s.overall.interrupted == res.failover.interrupted == int(cut.sum())
+        assert s.overall.completed == int((rec.admitted & ~cut).sum())
+        assert s.overall.slo_attainment == pytest.approx(met.sum() / rec.n)
+        assert s.overall.slo_attainment < (met | fast_but_cut).sum() / rec.n
+        for k, name in enumerate(("short", "long")):
+            c, m = s.by_class(name), rec.klass == k
+            assert c.interrupted == int((cut & m).sum())
+            assert c.slo_attainment == pytest.approx((met & m).sum() / m.sum())
+            # TTFT percentiles keep every admitted request that produced a first token
+            assert c.n_ttft == int((rec.admitted & m).sum())
+
 
 @pytest.fixture(scope="module")
 def burst() -> Trace:
@@ -159,6 +183,75 @@ class TestBudgetsInTheFleet:
         rec = res.records
         assert rec.admitted.all() and rec.deferred.sum() > 0
         assert np.all(rec.ttft[rec.deferred] >= rec.wait[rec.deferred])
+
+
+class TestBudgetHolds:
+    """The budget is a cap on weight in flight: rebuild every admitted request's hold
+    [admitted_at, finish) from the records alone and sweep; the sum never exceeds the budget."""
+
+    @staticmethod
+    def _max_in_flight(rec, weights, k) -> int:
+        m = rec.admitted & (rec.klass == k)
+        events = [(t, -1) for t in rec.finish[m]] + [(t, 1) for t in rec.admitted_at[m]]
+        events.sort()  # at a tie the release comes first, as in the simulator
+        depth = np.cumsum([d for _, d in events]) * weights[k]
+        return int(depth.max(initial=0))
+
+    @pytest.mark.parametrize("mode", ["reject", "queue"])
+    @pytest.mark.parametrize("fail", [False, True])
+    def test_weight_in_flight_never_exceeds_the_budget(self, burst, mode, fail):
+        budget = replace(DEMO_BUDGET, mode=mode, budgets=(24, 12))
+        cfg = SimConfig(router="least_loaded", budget=budget)
+        if fail:
+            cfg = replace(cfg, fail_cluster=1, fail_at=14.0, recover_at=20.0)
+        res = simulate(burst, cfg)
+        rec = res.records
+        adm = rec.admitted
+        assert not np.isnan(rec.admitted_at[adm]).any() and not np.isnan(rec.finish[adm]).any()
+        assert np.all(rec.admitted_at[adm] >= rec.arrival[adm])
+        assert np.all(rec.start[adm] >= rec.admitted_at[adm])
+        assert np.all(rec.finish[adm] >= rec.arrival[adm] + rec.ttft[adm])
+        assert np.all(rec.admitted_at[adm & ~rec.deferred] == rec.arrival[adm & ~rec.deferred])
+        if fail:
+            assert rec.interrupted.sum() > 0
+        for k in range(2):
+            peak = self._max_in_flight(rec, budget.weights, k)
+            assert peak <= budget.budgets[k]
+            # the cap binds: otherwise the test would prove nothing
+            assert peak > budget.budgets[k] - budget.weights[k]
+
+    def test_sweep_catches_an_overbooked_budget(self, burst):
+        """The checker itself: with the budget off, the same sweep goes far over 12 units."""
+        rec = simulate(burst, SimConfig(router="least_loaded")).records
+        assert self._max_in_flight(rec, (1, 3), 1) > 12
+
+
+class TestQueueModeLabel:
+    """The budgets figure's queue mode is a BOUNDED queue (DEMO_BUDGET.queue_limit): it rejects
+    once the wait queue is full. Only an effectively unbounded queue is a pure defer."""
+
+    def test_unbounded_queue_rejects_nothing_in_the_budget_scene(self):
+        from tabs.fleet_sim.common import BURST_DURATION, BURST_S, SHORT_RATE, budget_config
+
+        trace = long_burst_trace(SHORT_RATE, BURST_DURATION, 12.0, BURST_S, 0)
+        bounded = budget_config("queue", 24)
+        unbounded = replace(bounded, budget=replace(bounded.budget, queue_limit=10**9))
+        pure = simulate(trace, unbounded).summary
+        assert pure.overall.rejected == 0 and pure.overall.admitted == trace.n
+        assert pure.by_class("long").deferred > 0
+        capped = simulate(trace, bounded).summary
+        assert capped.by_class("long").rejected > 0  # why the figure may not say "defer"
+
+    def test_figure_and_lesson_name_the_bound(self):
+        from pathlib import Path
+
+        from tabs.fleet_sim.budgets import MODE_LABEL
+
+        limit = DEMO_BUDGET.queue_limit
+        assert MODE_LABEL["queue"] == f"bounded queue ({limit})"
+        lesson = Path(__file__).resolve().parents[3] / "assets/lessons/fleet_sim.md"
+        text = lesson.read_text()
+        assert "queue (defer)" not in text and f"bounded queue ({limit})" in text
 
 
 class TestBakeOff:

@@ -1,0 +1,120 @@
+"""Fleet figures under stress: nothing clipped silently, labels inside their axes, the colour
+scale reaching the true maximum, and no-latency classes said out loud."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import tabs.fleet_sim.bakeoff as bakeoff
+import tabs.fleet_sim.budgets as budgets
+import tabs.fleet_sim.timeline as timeline
+from core.fleet.simulator import simulate
+from tabs.fleet_sim.common import fleet_config, fleet_trace
+
+
+def _inside(ax, text) -> bool:
+    renderer = ax.figure.canvas.get_renderer()
+    box, frame = text.get_window_extent(renderer), ax.get_window_extent(renderer)
+    return (
+        box.x0 >= frame.x0 - 1
+        and box.x1 <= frame.x1 + 1
+        and box.y0 >= frame.y0 - 1
+        and box.y1 <= frame.y1 + 1
+    )
+
+
+def _slow_run(rate, fail_at, router, seed):
+    """The failover scene with half the prefill speed: TTFTs and P95s far past the defaults."""
+    cfg = replace(fleet_config(router, fail_at), prefill_tok_s=9000.0)
+    return simulate(fleet_trace(rate, seed), cfg)
+
+
+class TestBudgetsP95Axis:
+    def test_tall_p95_fits_with_its_label_inside_the_axes(self):
+        """long_budget=3: the bounded queue's long P95 is ~650 s, past the old fixed 500 s top."""
+        res = budgets.fleet_sim_budgets(120, 3, 0)
+        ax = res.figure.axes[1]
+        p95 = res.metrics["queue_long_p95_admitted_s"]
+        assert p95 > 500
+        assert ax.get_ylim()[1] > p95 * budgets.LABEL_UP
+        values = [t for t in ax.texts if t.get_text().replace(".", "").isdigit()]
+        assert len(values) == 6 and all(_inside(ax, t) for t in values)
+
+    def test_default_axis_is_unchanged(self):
+        res = budgets.fleet_sim_budgets(120, 24, 0)
+        assert res.figure.axes[1].get_ylim() == pytest.approx((0.05, 500.0))
+
+    def test_class_without_latency_is_labelled(self, monkeypatch):
+        real = budgets.budget_runs
+
+        def no_long_admitted(*args):
+            runs = list(real(*args))
+            s = runs[1].summary
+            c = replace(s.by_class("long"), n_ttft=0, p50=math.nan, p95=math.nan, p99=math.nan)
+            runs[1] = replace(runs[1], summary=replace(s, classes=(s.classes[0], c)))
+            return tuple(runs)
+
+        monkeypatch.setattr(budgets, "budget_runs", no_long_admitted)
+        ax = budgets.fleet_sim_budgets(120, 24, 0).figure.axes[1]
+        notes = [t for t in ax.texts if t.get_text() == "n=0: no latency"]
+        assert len(notes) == 1 and _inside(ax, notes[0])
+        assert not any(t.get_text() == "nan" for t in ax.texts)
+
+    def test_limits_helper(self):
+        lo, hi = budgets._p95_limits([0.15, math.nan, 649.0, 1.0, 2.0, 3.0])
+        assert lo == 0.05 and hi > 649.0 * budgets.LABEL_UP
+
+
+class TestTimeline:
+    def test_colour_scale_reaches_the_true_maximum(self):
+        """Round-robin at 80 req/s piles 85+ requests on a cluster; the old scale stopped at 16."""
+        res = timeline.fleet_sim_timeline(80, 15, "round_robin", 0)
+        heat = res.figure.axes[1].images[0]
+        peak = int(heat.get_array().max())
+        assert peak > timeline.LOAD_MAX and heat.norm.vmax == peak
+        bar = res.figure.axes[2]
+        assert str(peak) in [t.get_text() for t in bar.get_yticklabels()]
+
+    def test_default_scale_is_unchanged(self):
+        res = timeline.fleet_sim_timeline(60, 15, "ring", 0)
+        assert res.figure.axes[1].images[0].norm.vmax == timeline.LOAD_MAX
+        assert res.figure.axes[0].get_ylim() == pytest.approx(timeline.Y_LIM)
+
+    def test_ttft_beyond_30_s_is_drawn_not_clipped(self, monkeypatch):
+        monkeypatch.setattr(timeline, "fleet_run", _slow_run)
+        res = timeline.fleet_sim_timeline(80, 15, "round_robin", 0)
+        top = res.figure.axes[0]
+        worst = float(np.nanmax(_slow_run(80, 15, "round_robin", 0).records.ttft))
+        assert worst > 30
+        y0, y1 = top.get_ylim()
+        assert y1 > worst
+        for coll in top.collections:
+            ys = coll.get_offsets()[:, 1] if len(coll.get_offsets()) else np.array([])
+            assert np.all((ys >= y0) & (ys <= y1))
+
+    def test_axis_top_helper(self):
+        assert timeline.ttft_top(2.0) == timeline.Y_LIM[1]
+        assert timeline.ttft_top(600.0) > 600.0
+        assert timeline.ttft_top(math.nan) == timeline.Y_LIM[1]
+
+
+class TestBakeoff:
+    def test_x_limits_hold_every_p95(self):
+        assert bakeoff.x_limits(np.array([0.18, 1.5])) == bakeoff.X_LIM
+        lo, hi = bakeoff.x_limits(np.array([0.05, 42.0, np.nan]))
+        assert lo <= 0.05 and hi >= 42.0
+
+    def test_slow_fleet_p95s_are_all_on_the_axis(self, monkeypatch):
+        monkeypatch.setattr(bakeoff, "fleet_run", _slow_run)
+        res = bakeoff.fleet_sim_bakeoff(80, 15, "round_robin", 0)
+        pareto = res.figure.axes[0]
+        p95 = [v for k, v in res.metrics.items() if k.endswith("_short_p95_s")]
+        assert max(p95) > bakeoff.X_LIM[1]
+        x0, x1 = pareto.get_xlim()
+        assert all(x0 <= v <= x1 for v in p95)
+        drawn = [float(line.get_xdata()[0]) for line in pareto.lines]
+        assert sorted(drawn) == pytest.approx(sorted(p95))
