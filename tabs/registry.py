@@ -7,6 +7,7 @@ from tabs.expert_cache import TAB as EXPERT_CACHE
 from tabs.fleet_ring import TAB as FLEET_RING
 from tabs.fleet_sim import TAB as FLEET_SIM
 from tabs.kda_replay import TAB as KDA_REPLAY
+from tabs.model import TAB as MODEL
 from tabs.replay_ring import TAB as REPLAY_RING
 from tabs.spec import FigureSpec, TabSpec
 
@@ -15,6 +16,7 @@ REGISTRY: tuple[TabSpec, ...] = (
     REPLAY_RING,
     EXPERT_CACHE,
     CACHE_POLICIES,
+    MODEL,
     FLEET_RING,
     FLEET_SIM,
 )

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import torch
 import torch.nn as nn
 
+from core.errors import ParamError, check_int
 from core.model.config import ModelDims
 from core.model.experts import AllResident, ExpertProvider
 from core.model.layers import KDA, MLA, KDAState, MLAState, RMSNorm
@@ -77,6 +78,12 @@ class HybridLM(nn.Module):
         elif isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, std=0.02)
 
+    def _check_tokens(self, name: str, x: object, rank: int) -> None:
+        if not isinstance(x, torch.Tensor) or x.dtype != torch.long or x.dim() != rank:
+            raise ParamError(f"{name} must be a {rank}-D int64 tensor of byte ids")
+        if x.numel() and (int(x.min()) < 0 or int(x.max()) >= self.dims.vocab):
+            raise ParamError(f"{name} must hold ids in [0, {self.dims.vocab - 1}]")
+
     def resident(self) -> AllResident:
         return AllResident([(b.moe.w1, b.moe.w2, b.moe.w3) for b in self.blocks])
 
@@ -89,6 +96,7 @@ class HybridLM(nn.Module):
                 provider: ExpertProvider | None = None) -> Output:
         """idx [B, T] int64 -> logits [B, T, V]; with a state, continue it and advance it."""
         provider = provider or self.resident()
+        self._check_tokens("idx", idx, 2)
         x = self.embed(idx)  # [B, T, D]
         routing = []
         for i, b in enumerate(self.blocks):
@@ -104,6 +112,10 @@ class HybridLM(nn.Module):
              provider: ExpertProvider | None = None) -> Output:
         """tok [B] int64 -> logits [B, V]; advances state by one token."""
         provider = provider or self.resident()
+        self._check_tokens("tok", tok, 1)
+        if len(state.tokens) != tok.shape[0]:
+            raise ParamError(f"tok must have one entry per sequence of the state "
+                             f"({len(state.tokens)}), got {tok.shape[0]}")
         x = self.embed(tok[:, None])  # [B, 1, D]
         routing = []
         for i, b in enumerate(self.blocks):
@@ -118,7 +130,9 @@ class HybridLM(nn.Module):
     def generate(self, prompt: bytes, n_new: int, provider: ExpertProvider | None = None,
                  routing: list[tuple[Routing, ...]] | None = None) -> bytes:
         """Greedy: prefill the prompt (chunked KDA), then n_new steps; appends to routing."""
-        assert len(prompt) >= 1
+        if not isinstance(prompt, bytes) or not prompt:
+            raise ParamError(f"prompt must be non-empty bytes, got {prompt!r}")
+        n_new = check_int("n_new", n_new, 0)
         state = self.new_state(1)
         idx = torch.tensor([list(prompt)], dtype=torch.long)  # [1, T]
         out = self.forward(idx, state, provider)

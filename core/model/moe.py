@@ -79,3 +79,18 @@ def balance_loss(r: Routing, n_experts: int) -> torch.Tensor:
     frac = torch.zeros(n_experts).index_add_(0, r.ids.flatten(),
                                              torch.ones(r.ids.numel())) / r.ids.numel()
     return n_experts * (frac * r.scores.mean(0)).sum()
+
+
+def naive_moe(moe: MoE, x: torch.Tensor) -> torch.Tensor:
+    """The whiteboard form: every expert on every token, masked by the top-k weights.
+
+    x [B, T, D] -> [B, T, D]; reads the module's resident experts. Slow (E x the FLOPs).
+    """
+    flat = x.reshape(-1, x.shape[-1])  # [N, D]
+    r = moe.route(flat)
+    gate = torch.zeros_like(r.scores).scatter(1, r.ids, r.weights)  # [N, E], k nonzeros a row
+    h = F.silu(torch.einsum("nd,eid->nei", flat, moe.w1)) * torch.einsum(
+        "nd,eid->nei", flat, moe.w3)  # [N, E, I]
+    routed = torch.einsum("nei,edi,ne->nd", h, moe.w2, gate)  # [N, D]
+    shared = moe.shared_w2(F.silu(moe.shared_w1(flat)) * moe.shared_w3(flat))  # [N, D]
+    return (shared + routed).view_as(x)

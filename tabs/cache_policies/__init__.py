@@ -1,8 +1,10 @@
-"""Tab: Cache policies. LRU, LFU and Belady replayed over a seeded synthetic routing trace."""
+"""Tab: Cache policies. LRU, LFU and Belady replayed over a seeded synthetic routing trace
+and over the shipped model's recorded routing."""
 
 from __future__ import annotations
 
 from tabs.cache_policies.hit_rate_curve import policy_hit_rate_curve
+from tabs.cache_policies.model_curve import policy_model_curve
 from tabs.cache_policies.trace import policy_trace
 from tabs.controls import Slider
 from tabs.spec import FigureSpec, TabSpec
@@ -28,5 +30,7 @@ TAB = TabSpec(
                    policy_hit_rate_curve, PARAMS),
         FigureSpec("policy_trace", "The routing trace: skew and persistence", policy_trace,
                    PARAMS),
+        FigureSpec("policy_model_curve", "The same policies on the tiny model's real routing",
+                   policy_model_curve, ("tokens",)),
     ),
 )

@@ -43,10 +43,12 @@ def test_concurrent_renders_equal_serial_ones_and_leave_rcparams_alone():
 
 @pytest.mark.parametrize(("tab", "fig"), CASES, ids=IDS)
 def test_axes_are_labelled(tab, fig):
-    """Every visible axes with data has a title; metrics are a non-empty flat dict."""
+    """Every visible axes with data has a title (a colorbar a label); metrics are a flat dict."""
     result = render(fig, tab)
     for ax in result.figure.axes:
-        if ax.get_visible() and ax.axison:
+        if ax.get_label() == "<colorbar>":
+            assert ax.get_ylabel() or ax.get_xlabel() or ax.get_title(), f"{fig.name}: colorbar"
+        elif ax.get_visible() and ax.axison:
             assert ax.get_title(loc="left") or ax.get_title(), f"{fig.name}: an axes has no title"
     assert result.metrics and all(isinstance(k, str) for k in result.metrics)
 

@@ -1,0 +1,90 @@
+"""Figure: the hybrid layer pattern, parameters per component, and serving bytes vs K3."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import FancyBboxPatch
+
+from tabs.axes import plain_log
+from tabs.figure import FigureResult, lab_figure
+from tabs.model.common import K3, dims
+from tabs.palette import ROLE
+
+MB = 1e6
+
+
+def _strip(ax, kinds: tuple[str, ...], layer: int, d) -> None:
+    for i, kind in enumerate(kinds):
+        colour = ROLE["mla"] if kind.upper() == "MLA" else ROLE["kda"]
+        ax.add_patch(FancyBboxPatch((i + 0.06, 0.1), 0.88, 0.8, boxstyle="round,pad=0.01",
+                                    facecolor=colour, alpha=0.9 if i == layer else 0.35,
+                                    edgecolor=ROLE["reference"], lw=2.5 if i == layer else 0.6))
+        ax.text(i + 0.5, 0.62, f"{i}: {kind.upper()}", ha="center", va="center", fontsize=9,
+                fontweight="bold" if i == layer else "normal")
+        ax.text(i + 0.5, 0.32, f"MoE {d.n_experts}e top-{d.top_k}\n+ shared", ha="center",
+                va="center", fontsize=7)
+    ax.set_xlim(0, len(kinds))
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    ax.set_title(f"Layer pattern: 3 KDA then 1 MLA, repeated; every FFN is MoE "
+                 f"(layer {layer} highlighted)")
+
+
+def model_architecture(layer: int) -> FigureResult:
+    d = dims()
+    kinds = d.layer_kinds
+    if not 0 <= layer < d.n_layers:
+        from core.errors import ParamError
+        raise ParamError(f"layer must be in [0, {d.n_layers - 1}], got {layer}")
+    comps = d.components()
+    serving = {  # bytes: toy (float32) vs K3 (bf16 weights, fp32 KDA state)
+        "one routed expert": (d.expert_bytes, K3.expert_bytes),
+        "KDA state, 1 layer,\n1 sequence": (d.kda_state_bytes, K3.kda_state_bytes),
+        "MLA latent KV,\n1 token, 1 layer": (d.mla_bytes_per_token, K3.mla_bytes_per_token),
+    }
+    with lab_figure(4.6) as fig:
+        grid = fig.add_gridspec(2, 2, height_ratios=[1, 2.2])
+        _strip(fig.add_subplot(grid[0, :]), kinds, layer, d)
+        params, serve = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
+        names = list(comps)
+        vals = np.array([comps[n] for n in names], float) * d.bytes_per_param / MB
+        y = np.arange(len(names))
+        params.barh(y, vals, color=[ROLE["neutral"]] * (len(names) - 1) + [ROLE["replay"]])
+        for yi, v in zip(y, vals, strict=True):
+            params.text(v, yi, f" {v:.2f}", va="center", fontsize=7.5)
+        params.set_yticks(y, names, fontsize=7.5)
+        params.invert_yaxis()
+        params.set_xlim(0, vals.max() * 1.25)
+        params.set_xlabel("MB of float32 weights")
+        params.set_title(f"Toy model: {d.total_params / 1e6:.2f} M parameters "
+                         f"({d.active_params / 1e6:.2f} M active per token)")
+        labels = list(serving)
+        toy = np.array([serving[k][0] for k in labels], float)
+        k3 = np.array([serving[k][1] for k in labels], float)
+        ys = np.arange(len(labels))
+        serve.barh(ys - 0.2, toy, 0.4, color=ROLE["kda"], label="toy")
+        serve.barh(ys + 0.2, k3, 0.4, color=ROLE["snapshot"], label="K3")
+        serve.set_xscale("log")
+        lo, hi = toy.min() / 3, k3.max() * 30
+        serve.set_xlim(lo, hi)
+        plain_log(serve.xaxis, lo, hi)
+        for yi, t, k in zip(ys, toy, k3, strict=True):
+            serve.text(k * 1.2, yi + 0.2, f"{k / t:,.0f}×", va="center", fontsize=7.5)
+        serve.set_yticks(ys, labels, fontsize=7.5)
+        serve.invert_yaxis()
+        serve.set_xlabel("bytes (log)")
+        serve.set_title("Serving bytes: toy vs K3 (ratio)")
+        serve.legend(loc="lower right")
+    metrics = {
+        "layer": layer,
+        "layer_kind": kinds[layer],
+        "total_params": d.total_params,
+        "active_params": d.active_params,
+        "expert_bytes_toy": d.expert_bytes,
+        "expert_bytes_k3": K3.expert_bytes,
+        "kda_state_bytes_toy": d.kda_state_bytes,
+        "kda_state_bytes_k3": K3.kda_state_bytes,
+        "mla_bytes_per_token_toy": d.mla_bytes_per_token,
+        "mla_bytes_per_token_k3": K3.mla_bytes_per_token,
+    }
+    return FigureResult(fig, metrics)

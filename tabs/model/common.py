@@ -1,0 +1,42 @@
+"""Shared, cached loads of the shipped model, its routing trace and its training record."""
+
+from __future__ import annotations
+
+import functools
+
+from core.model.config import K3, ModelDims
+from core.model.corpus import DOMAINS
+from core.model.model import HybridLM
+from core.model.trace import TRACE_FILE, RoutingTrace, load
+from core.model.usage import ASSET_DIR, training_record
+from core.model.weights import dims_of, load_model, verify
+
+__all__ = ["DOMAINS", "K3", "PROMPTS", "dims", "model", "record", "trace"]
+
+# One opening per corpus domain, so the sample shows what the model learned of each.
+PROMPTS = {
+    "arithmetic": b"17 + 25 = ",
+    "records": b'{"id": ',
+    "code": b"def ",
+    "prose": b"The teacher ",
+}
+
+
+@functools.cache
+def dims() -> ModelDims:
+    return dims_of(verify())
+
+
+@functools.cache
+def model() -> HybridLM:
+    return load_model()
+
+
+@functools.cache
+def trace() -> RoutingTrace:
+    return load(ASSET_DIR / TRACE_FILE)
+
+
+@functools.cache
+def record() -> tuple[list[dict], dict]:
+    return training_record()
