@@ -9,7 +9,9 @@ from core.errors import ParamError, check_choice, check_float, check_int
 
 @dataclass(frozen=True)
 class Slider:
-    """A numeric control. `demo` is a second value the browser test moves the slider to."""
+    """A numeric control. `demo` is a second value the browser test moves the slider to.
+    `max_from` names another slider whose value is this one's maximum (accepted <= drafted):
+    the UI moves this slider down with it, visibly, before redrawing."""
 
     name: str
     label: str
@@ -20,6 +22,7 @@ class Slider:
     integer: bool = True
     info: str = ""
     demo: float | None = None
+    max_from: str | None = None
 
     def validate(self, value: object) -> int | float:
         if self.integer:

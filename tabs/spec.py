@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tabs.controls import Control, validate_all
+from tabs.controls import Control, Slider, validate_all
 from tabs.figure import FigureResult
 
 LESSONS = Path(__file__).resolve().parent.parent / "assets" / "lessons"
@@ -35,6 +35,10 @@ class TabSpec:
         names = [c.name for c in self.controls]
         assert 2 <= len(names) <= 6, f"tab {self.id}: 2-6 controls, got {len(names)}"
         assert len(set(names)) == len(names), f"tab {self.id}: duplicate control names"
+        for c in self.controls:
+            if isinstance(c, Slider) and c.max_from is not None:
+                src = next((x for x in self.controls if x.name == c.max_from), None)
+                assert isinstance(src, Slider), f"{c.name}.max_from must name a slider"
         for f in self.figures:
             missing = set(f.params) - set(names)
             assert not missing, f"figure {f.name}: params {missing} have no control"

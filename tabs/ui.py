@@ -15,11 +15,13 @@ from tabs.metrics import to_markdown
 from tabs.spec import FigureSpec, TabSpec, render
 
 
-def _component(c: Control, tab_id: str) -> gr.components.Component:
+def _component(c: Control, tab: TabSpec) -> gr.components.Component:
+    tab_id = tab.id
     if isinstance(c, Slider):
+        linked = tab.control(c.max_from).value if c.max_from else None
         return gr.Slider(
             minimum=c.minimum,
-            maximum=c.maximum,
+            maximum=c.maximum if linked is None else linked,
             value=c.value,
             step=c.step,
             precision=0 if c.integer else None,
@@ -66,7 +68,7 @@ def build_tab(tab: TabSpec) -> None:
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):
             for c in tab.controls:
-                comps[c.name] = _component(c, tab.id)
+                comps[c.name] = _component(c, tab)
             gr.Markdown(tab.lesson(), elem_classes=["lesson"])
         with gr.Column(scale=3):
             for fig in tab.figures:
@@ -80,21 +82,59 @@ def build_tab(tab: TabSpec) -> None:
                     elem_id=f"{fig.name}-plot",
                 )
                 with gr.Accordion("Numbers on this figure", open=False):
-                    table = gr.Markdown(
-                        to_markdown(result.metrics), elem_id=f"{fig.name}-metrics"
-                    )
+                    table = gr.Markdown(to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
                 outputs[fig.name] = (plot, table)
+    linked = _link_maxima(tab, comps)
     for fig in tab.figures:
-        triggers = [t for p in fig.params for t in _triggers(tab.control(p), comps[p])]
-        gr.on(
-            triggers,
-            _handler(fig, tab),
-            inputs=[comps[p] for p in fig.params],
-            outputs=list(outputs[fig.name]),
-            api_name=fig.name,
+        handler = _handler(fig, tab)
+        inputs = [comps[p] for p in fig.params]
+        chained = {src for src, (dep, _) in linked.items() if dep in fig.params}
+        triggers = [
+            t for p in fig.params if p not in chained for t in _triggers(tab.control(p), comps[p])
+        ]
+        options = dict(
             trigger_mode="always_last",
             show_progress="minimal",
             concurrency_limit=2,
             concurrency_id="figures",
             preprocess=False,  # raw values: our validation names the parameter and its range
         )
+        gr.on(
+            triggers,
+            handler,
+            inputs=inputs,
+            outputs=list(outputs[fig.name]),
+            api_name=fig.name,
+            **options,
+        )
+        for src in chained:  # redraw after the linked slider has moved, never before
+            linked[src][1].then(
+                handler,
+                inputs=inputs,
+                outputs=list(outputs[fig.name]),
+                api_visibility="private",
+                **options,
+            )
+
+
+def _link_maxima(tab: TabSpec, comps: dict) -> dict[str, tuple[str, object]]:
+    """For each slider with max_from: on release of the source, set this slider's maximum to the
+    source's value and move it down to it if above. Returns {source: (dependent, event)}."""
+    links = {}
+    for c in tab.controls:
+        if isinstance(c, Slider) and c.max_from is not None:
+            src, dep = comps[c.max_from], comps[c.name]
+
+            def follow(v, cur):
+                return gr.Slider(maximum=v, value=min(cur, v))
+
+            event = src.release(
+                follow,
+                inputs=[src, dep],
+                outputs=[dep],
+                queue=False,
+                api_visibility="private",
+                show_progress="hidden",
+            )
+            links[c.max_from] = (c.name, event)
+    return links

@@ -22,7 +22,7 @@ TAB = TabSpec(
             demo=10,
             info="The hero: watch bytes grow linearly while the ratio stays put.",
         ),
-        Slider("accepted", "Accepted count n (0 ≤ n ≤ γ)", 0, 16, 2, demo=3),
+        Slider("accepted", "Accepted count n (0 ≤ n ≤ γ)", 0, 16, 2, demo=3, max_from="draft_len"),
         Slider("heads", "KDA heads H (toy)", 1, 16, 4, demo=8),
         Slider("dk", "Key width d_k (toy)", 8, 128, 32, step=8, demo=64),
         Slider("dv", "Value width d_v (toy)", 8, 128, 32, step=8, demo=64),
