@@ -41,3 +41,15 @@ def curves(tokens: int, n_experts: int, topk: int, skew: float, persistence: flo
     caps = capacities(topk, n_experts)
     rates = hit_rate_curve(tr, [int(c) for c in caps], POLICIES)
     return caps, rates, compulsory_ceiling(tr)
+
+
+def plot_policies(ax, caps: np.ndarray, rates: dict[str, np.ndarray], keys: int) -> None:
+    """One line per policy, hit rate in % against capacity in [0, keys]."""
+    for p in POLICIES:
+        st = POLICY_STYLE[p]
+        ax.plot(caps, 100 * rates[p], color=st["color"], ls=st["ls"], marker=st["marker"],
+                ms=3.5, label=st["label"])
+    ax.set_xlim(0, keys)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("hit rate (% of gets)")
+

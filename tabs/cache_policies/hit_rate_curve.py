@@ -6,7 +6,7 @@ import numpy as np
 
 from core.errors import ParamError
 from core.experts.replay import POLICIES
-from tabs.cache_policies.common import POLICY_STYLE, curves
+from tabs.cache_policies.common import curves, plot_policies
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
@@ -33,14 +33,8 @@ def policy_hit_rate_curve(skew: float, persistence: float, topk: int, n_experts:
                 lw=1.0, ls=(0, (1, 2)), label="no locality (i.i.d. uniform routing): ≈ C / E")
         ax.axhline(100 * ceiling, color=ROLE["neutral"], lw=1.2, ls="--",
                    label=f"compulsory-miss ceiling: 1 − distinct / gets = {100 * ceiling:.1f}%")
-        for p in POLICIES:
-            st = POLICY_STYLE[p]
-            ax.plot(caps, 100 * rates[p], color=st["color"], ls=st["ls"], marker=st["marker"],
-                    ms=3.5, label=st["label"])
-        ax.set_xlim(0, n_experts)
-        ax.set_ylim(0, 100)
+        plot_policies(ax, caps, rates, n_experts)
         ax.set_xlabel(f"cache capacity C (experts resident, of E = {n_experts})")
-        ax.set_ylabel("hit rate (% of gets)")
         ax.set_title(f"Hit rate vs capacity: {tokens} tokens × top-{topk}, skew {skew:.2f}, "
                      f"persistence {persistence:.2f}, seed {seed}")
         ax.legend(loc="lower right")

@@ -10,7 +10,7 @@ from core.experts import compulsory_ceiling, hit_rate_curve
 from core.experts.replay import POLICIES
 from core.model.trace import TRACE_FILE, load, request_trace
 from core.model.usage import ASSET_DIR
-from tabs.cache_policies.common import MAX_POINTS, POLICY_STYLE
+from tabs.cache_policies.common import MAX_POINTS, plot_policies
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
@@ -35,16 +35,10 @@ def policy_model_curve(tokens: int) -> FigureResult:
         ax.axvspan(0, topk + 1, color=ROLE["empty"], lw=0, zorder=0)
         ax.axhline(100 * ceiling, color=ROLE["neutral"], lw=1.2, ls="--",
                    label=f"compulsory-miss ceiling {100 * ceiling:.1f}%")
-        for p in POLICIES:
-            st = POLICY_STYLE[p]
-            ax.plot(caps, 100 * rates[p], color=st["color"], ls=st["ls"], marker=st["marker"],
-                    ms=3.5, label=st["label"])
+        plot_policies(ax, caps, rates, keys)
         ax.axvline(keys / 4, color=ROLE["annotation"], lw=0.8)
         ax.text(keys / 4, 4, " a quarter of all experts", fontsize=7.5, color=ROLE["annotation"])
-        ax.set_xlim(0, keys)
-        ax.set_ylim(0, 100)
         ax.set_xlabel(f"cache capacity (experts resident, of {n_layers} layers × {n_experts})")
-        ax.set_ylabel("hit rate (% of gets)")
         ax.set_title(f"The shipped model's routing: {tokens} held-out tokens decoded, "
                      f"top-{topk} in each of {n_layers} layers (assets/model/trace.npz)")
         ax.legend(loc="lower right")
