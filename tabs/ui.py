@@ -16,7 +16,6 @@ from tabs.spec import FigureSpec, TabSpec, render
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
-    tab_id = tab.id
     if isinstance(c, Slider):
         linked = tab.control(c.max_from).value if c.max_from else None
         return gr.Slider(
@@ -27,14 +26,14 @@ def _component(c: Control, tab: TabSpec) -> gr.components.Component:
             precision=0 if c.integer else None,
             label=c.label,
             info=c.info or None,
-            elem_id=f"{tab_id}-{c.name}",
+            elem_id=f"{tab.id}-{c.name}",
         )
     return gr.Radio(
         choices=list(c.choices),
         value=c.value,
         label=c.label,
         info=c.info or None,
-        elem_id=f"{tab_id}-{c.name}",
+        elem_id=f"{tab.id}-{c.name}",
     )
 
 

@@ -10,8 +10,7 @@ import numpy as np
 
 from core.errors import check_int
 from core.model.trace import RoutingTrace
-
-ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "model"
+from core.model.weights import ASSET_DIR
 
 
 def domain_usage(trace: RoutingTrace, layer: int, n_domains: int) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 from core.experts import compulsory_ceiling, hit_rate_curve
 from core.experts.replay import POLICIES
 from core.model.trace import TRACE_FILE, load, request_trace
-from core.model.usage import ASSET_DIR
+from core.model.weights import ASSET_DIR
 from tabs.cache_policies.common import MAX_POINTS, plot_policies
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import FancyBboxPatch
 
+from core.errors import check_int
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
 from tabs.model.common import K3, dims
@@ -33,9 +34,7 @@ def _strip(ax, kinds: tuple[str, ...], layer: int, d) -> None:
 def model_architecture(layer: int) -> FigureResult:
     d = dims()
     kinds = d.layer_kinds
-    if not 0 <= layer < d.n_layers:
-        from core.errors import ParamError
-        raise ParamError(f"layer must be in [0, {d.n_layers - 1}], got {layer}")
+    check_int("layer", layer, 0, d.n_layers - 1)
     comps = d.components()
     serving = {  # bytes: toy (float32) vs K3 (bf16 weights, fp32 KDA state)
         "one routed expert": (d.expert_bytes, K3.expert_bytes),

@@ -8,8 +8,8 @@ from core.model.config import K3, ModelDims
 from core.model.corpus import DOMAINS
 from core.model.model import HybridLM
 from core.model.trace import TRACE_FILE, RoutingTrace, load
-from core.model.usage import ASSET_DIR, training_record
-from core.model.weights import dims_of, load_model, verify
+from core.model.usage import training_record
+from core.model.weights import ASSET_DIR, load_model
 
 __all__ = ["DOMAINS", "K3", "PROMPTS", "dims", "model", "record", "trace"]
 
@@ -22,9 +22,8 @@ PROMPTS = {
 }
 
 
-@functools.cache
 def dims() -> ModelDims:
-    return dims_of(verify())
+    return model().dims  # one verified load (sha256 of every shard) serves both
 
 
 @functools.cache
