@@ -1,4 +1,4 @@
-"""ModelDims: every dimension of the tiny hybrid model, and its K3-scale counterpart.
+"""ModelDims: every dimension of the tiny hybrid model (K3's are in core.dims).
 
 Layers follow Kimi Linear: three KDA layers then one MLA layer, repeated. Every layer's FFN is
 a mixture of experts (routed top-k + one shared expert). Parameter and byte ledgers are
@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.dims import KDADims
+from core.errors import ParamError, check_float, check_int
+
 
 @dataclass(frozen=True, slots=True)
 class ModelDims:
     vocab: int = 256  # bytes: no tokenizer to download
     d_model: int = 128
     n_layers: int = 8  # 2 x (3 KDA + 1 MLA)
-    kda_every: int = 4  # layer i is MLA when i % kda_every == kda_every - 1
+    mla_every: int = 4  # an MLA layer every mla_every layers: i % mla_every == mla_every - 1
     kda_heads: int = 4
     kda_head_dim: int = 32  # d_k = d_v
     conv_size: int = 4  # short causal depthwise conv on q, k, v
@@ -32,17 +35,33 @@ class ModelDims:
     bytes_per_param: int = 4  # float32 on disk and in memory
 
     def __post_init__(self) -> None:
-        assert self.n_layers >= 4 and self.n_layers % self.kda_every == 0
-        assert 2 <= self.top_k < self.n_experts
-        assert self.conv_size >= 2 and self.gate_lower_bound < 0
+        for name in ("vocab", "d_model", "kda_heads", "kda_head_dim", "gate_rank", "mla_heads",
+                     "mla_head_dim", "kv_latent", "expert_inner", "shared_inner", "context"):
+            check_int(name, getattr(self, name), 1, 1 << 20)
+        check_int("mla_every", self.mla_every, 2, 64)
+        check_int("n_layers", self.n_layers, self.mla_every, 1024)
+        if self.n_layers % self.mla_every:
+            raise ParamError(
+                f"n_layers must be a multiple of mla_every={self.mla_every}, got {self.n_layers}"
+            )
+        check_int("n_experts", self.n_experts, 3, 4096)
+        check_int("top_k", self.top_k, 2, self.n_experts - 1)
+        check_int("conv_size", self.conv_size, 2, 64)
+        check_float("gate_lower_bound", self.gate_lower_bound, -88.0, -1e-6)
+        check_int("bytes_per_param", self.bytes_per_param, 1, 8)
 
     # ---- layout ---------------------------------------------------------------------------
     def is_mla(self, layer: int) -> bool:
-        return layer % self.kda_every == self.kda_every - 1
+        return layer % self.mla_every == self.mla_every - 1
 
     @property
     def layer_kinds(self) -> tuple[str, ...]:
         return tuple("mla" if self.is_mla(i) else "kda" for i in range(self.n_layers))
+
+    @property
+    def kda(self) -> KDADims:
+        """One KDA layer's head geometry (d_k = d_v = kda_head_dim)."""
+        return KDADims(self.kda_heads, self.kda_head_dim, self.kda_head_dim)
 
     @property
     def kda_inner(self) -> int:
@@ -128,44 +147,3 @@ class ModelDims:
 
 
 TOY = ModelDims()
-
-
-@dataclass(frozen=True, slots=True)
-class K3Dims:
-    """Kimi K3 at checkpoint scale (reference §1): ledgers only, never instantiated."""
-
-    n_layers: int = 93
-    n_kda: int = 69
-    n_mla: int = 24
-    d_model: int = 7168
-    kda_heads: int = 96
-    kda_head_dim: int = 128
-    conv_size: int = 4
-    kv_latent: int = 512
-    qk_rope: int = 64
-    n_experts: int = 896
-    top_k: int = 16
-    n_shared: int = 2
-    expert_inner: int = 3072
-    expert_latent: int = 3584
-    bytes_per_param: int = 2  # bf16
-
-    @property
-    def expert_params(self) -> int:
-        return 3 * self.expert_latent * self.expert_inner  # 33.0 M
-
-    @property
-    def expert_bytes(self) -> int:
-        return self.expert_params * self.bytes_per_param
-
-    @property
-    def kda_state_bytes(self) -> int:
-        """fp32 recurrent state of one KDA layer (6 MiB)."""
-        return self.kda_heads * self.kda_head_dim**2 * 4
-
-    @property
-    def mla_bytes_per_token(self) -> int:
-        return (self.kv_latent + self.qk_rope) * self.bytes_per_param  # 1,152 B
-
-
-K3 = K3Dims()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from core.model.config import K3, TOY, ModelDims
+from core.dims import K3
+from core.model.config import TOY, ModelDims
 
 
 def report(dims: ModelDims = TOY) -> str:

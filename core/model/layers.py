@@ -1,4 +1,4 @@
-"""The token mixers: RMSNorm, a KDA layer (core/kda.py) and an MLA layer with a latent KV cache.
+"""The token mixers: RMSNorm, a KDA layer (core/kda/) and an MLA layer with a latent KV cache.
 
 Each mixer has a full-sequence `forward(x, state)` (prefill; state None for training) and a
 one-token `step(x_t, state)` (decode). States are small per-sequence objects owned by

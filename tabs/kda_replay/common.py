@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.replay import K3, K3_KDA_LAYERS, rollback_bytes
+from core.dims import K3
+from core.spec import rollback_bytes
 
-__all__ = ["K3_KDA_LAYERS", "StepCost", "k3_cost", "one_dtype_ratio", "toy_cost"]
+__all__ = ["K3", "StepCost", "k3_cost", "k3_label", "one_dtype_ratio", "toy_cost"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +30,13 @@ def toy_cost(heads: int, dk: int, dv: int, draft_len: int) -> StepCost:
     return _cost(heads, dk, dv, draft_len)
 
 
-def k3_cost(draft_len: int, dk: int = K3.dk, dv: int = K3.dv) -> StepCost:
-    return _cost(K3.H, dk, dv, draft_len)
+def k3_cost(draft_len: int, dk: int = K3.kda.dk, dv: int = K3.kda.dv) -> StepCost:
+    return _cost(K3.kda.H, dk, dv, draft_len)
+
+
+def k3_label() -> str:
+    """K3's KDA geometry as the figures print it, e.g. "K3 (H=96, 128×128)"."""
+    return f"K3 (H={K3.kda.H}, {K3.kda.dk}×{K3.kda.dv})"
 
 
 def one_dtype_ratio(d: int) -> float:

@@ -6,7 +6,7 @@ import numpy as np
 
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
-from tabs.kda_replay.common import k3_cost, one_dtype_ratio, toy_cost
+from tabs.kda_replay.common import k3_cost, k3_label, one_dtype_ratio, toy_cost
 from tabs.palette import ROLE
 
 KIB = 1024
@@ -20,7 +20,7 @@ def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResul
     with lab_figure(3.9) as fig:
         left, right = fig.subplots(1, 2)
         for cost, style, name in (
-            (k3, "-", "K3 (H=96, 128×128)"),
+            (k3, "-", k3_label()),
             (toy, ":", f"toy (H={heads}, {dk}×{dv})"),
         ):
             left.plot(

@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.patches import FancyBboxPatch, Patch
 
 from core.errors import check_int
-from core.rollback import replay_outcome, snapshot_outcome
+from core.spec.rollback import replay_outcome, snapshot_outcome
 from tabs.figure import FigureResult, lab_figure
 from tabs.kda_replay.common import toy_cost
 from tabs.palette import ROLE

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.rollback import replay_ledger, snapshot_ledger
+from core.spec.rollback import replay_ledger, snapshot_ledger
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
-from tabs.kda_replay.common import K3_KDA_LAYERS, k3_cost, toy_cost
+from tabs.kda_replay.common import K3, k3_cost, toy_cost
 from tabs.palette import ROLE
 
 MIB = 1024**2
@@ -21,7 +21,7 @@ def kda_replay_rollback(draft_len: int, heads: int, dk: int, dv: int) -> FigureR
         held, moved = fig.subplots(1, 2)
         plotted: list[float] = []
         for cost, scale, style, name in (
-            (k3, K3_KDA_LAYERS, "-", "K3, 69 layers"),
+            (k3, K3.n_kda, "-", f"K3, {K3.n_kda} layers"),
             (toy, 1, ":", "toy, 1 layer"),
         ):
             s = [
@@ -64,8 +64,8 @@ def kda_replay_rollback(draft_len: int, heads: int, dk: int, dv: int) -> FigureR
     s_half = snapshot_ledger(k3.snapshot_per_step, draft_len, 0.5)
     r_half = replay_ledger(k3.snapshot_per_step, k3.raw_per_step, draft_len, 0.5)
     metrics = {
-        "k3_held_snapshot_mib_all_layers": s1.held * K3_KDA_LAYERS / MIB,
-        "k3_held_replay_mib_all_layers": r1.held * K3_KDA_LAYERS / MIB,
+        "k3_held_snapshot_mib_all_layers": s1.held * K3.n_kda / MIB,
+        "k3_held_replay_mib_all_layers": r1.held * K3.n_kda / MIB,
         "k3_moved_snapshot_mib_a0.5": s_half.moved / MIB,
         "k3_moved_replay_mib_a0.5": r_half.moved / MIB,
         "toy_held_snapshot_bytes": snapshot_ledger(toy.snapshot_per_step, draft_len, 1.0).held,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from core.model.config import K3, ModelDims
+from core.dims import K3
+from core.model.config import ModelDims
 from core.model.corpus import DOMAINS
 from core.model.model import HybridLM
 from core.model.trace import TRACE_FILE, RoutingTrace, load

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.replay_session import K3_KDA_LAYERS, Traffic
+from core.dims import K3
+from core.spec.session import Traffic
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import fixed_ticks, session
@@ -61,7 +62,7 @@ def ring_bandwidth(capacity: int, draft_len: int, accept_rate: float, steps: int
                               f"Toy, as this ring stores it: H={d.H}, d_k=d_v={d.dk}",
                               f"every field {dtype}, q stored")
         k3_w, k3_r = _panel(right, k3, GIB, "GiB", flushes,
-                            f"K3 scale: H=96, d_k=d_v=128, {K3_KDA_LAYERS} KDA layers",
+                            f"K3 scale: H={K3.kda.H}, d_k=d_v={K3.kda.dk}, {K3.n_kda} KDA layers",
                             "fp32 state and g; bf16 k, v, β; no q")
         left.legend(loc="upper left", fontsize=7.5)
     metrics: dict[str, int | float] = {

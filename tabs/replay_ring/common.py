@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from matplotlib.ticker import MaxNLocator
 
-from core.replay_session import ReplaySession, SlotKind, simulate
+from core.spec.session import ReplaySession, SessionParams, SlotKind, run_session
 from tabs.palette import ROLE
 
 KIND_COLOUR = {
@@ -27,7 +27,8 @@ KIND_LABEL = {
 def session(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,
             dtype: str = "float64") -> ReplaySession:
     """Read-only: figures must never mutate the tensors of a cached session."""
-    return simulate(capacity, draft_len, accept_rate, steps, seed, dtype)
+    return run_session(SessionParams(capacity=capacity, draft_len=draft_len,
+                                     accept_rate=accept_rate, steps=steps, seed=seed, dtype=dtype))
 
 
 def fixed_ticks(axis, lo: float, hi: float, nbins: int = 6, integer: bool = False) -> None:

@@ -4,50 +4,25 @@ batch recurrence over the committed tokens, with the live error printed on the f
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from core.kda import kda_chunked
-from core.replay_session import batch_reference
-from core.tolerances import CHUNKED_MAX_ABS
+from core.spec.checks import SESSION_CHUNK, check_session, token_norms
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import fixed_ticks, session
-
-CHUNK = 16
-
-
-def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
-    return float((a.double() - b.double()).abs().max()) if a.numel() else 0.0
-
-
-def _norms(o: torch.Tensor) -> np.ndarray:
-    return o.double().flatten(2).norm(dim=-1)[0].numpy()  # [N] from [1, N, H, V]
 
 
 def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,
                      dtype: str) -> FigureResult:
     s = session(capacity, draft_len, accept_rate, steps, seed, dtype)
-    o_ref, s_ref = batch_reference(s)
-    do, ds = _max_abs(s.outputs, o_ref), _max_abs(s.final_state, s_ref)
-    exact = torch.equal(s.outputs, o_ref) and torch.equal(s.final_state, s_ref)
-    N = s.num_committed
-    if N:
-        c = s.committed
-        o_ch, s_ch = kda_chunked(c.q, c.k, c.v, c.g, c.beta, initial_state=s.initial_state,
-                                 chunk_size=CHUNK)
-        chunked_ok = max(_max_abs(o_ch, o_ref), _max_abs(s_ch, s_ref)) <= CHUNKED_MAX_ABS[dtype]
-    else:
-        chunked_ok = True
-    restores = sum(1 for r in s.steps if r.n_accepted)
-    restores_ok = all(r.snap_restore_exact for r in s.steps)
-    flush_at, total = [], 0  # committed tokens folded into the checkpoint at each flush
-    for r in s.steps:
-        flush_at += [total] if r.flushed else []
-        total += r.n_accepted
+    chk = check_session(s)
+    o_ref, do, ds, exact = chk.reference_outputs, chk.max_abs_output, chk.max_abs_state, \
+        chk.bit_identical
+    chunked_ok, flush_at, N = chk.chunked_within_tol, chk.flush_at, chk.tokens_committed
+    restores_ok = chk.restores_exact == chk.restores
     with lab_figure(3.8) as fig:
         ax, txt = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.4, 1]})
         pos = np.arange(N)
-        ref_n, str_n = _norms(o_ref), _norms(s.outputs)
+        ref_n, str_n = token_norms(o_ref), token_norms(s.outputs)
         for i, x in enumerate(flush_at):
             ax.axvline(x - 0.5, color=ROLE["neutral"], ls=":", lw=1.0,
                        label="flush" if i == 0 else None)
@@ -82,11 +57,11 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
             f"  max|ΔS| = {ds:.3g}",
             f"  bit for bit  {tick[exact]}",
             "",
-            f"chunked form (C={CHUNK}) vs batch:",
-            f"  |Δ| ≤ {CHUNKED_MAX_ABS[dtype]:.0e}  {tick[chunked_ok]}",
+            f"chunked form (C={SESSION_CHUNK}) vs batch:",
+            f"  |Δ| ≤ {chk.chunked_tol:.0e}  {tick[chunked_ok]}",
             "",
             "snapshot ring restore == state:",
-            f"  {restores} of {restores} restores  {tick[restores_ok]}",
+            f"  {chk.restores_exact} of {chk.restores} restores  {tick[restores_ok]}",
         ]
         txt.text(0.0, 1.0, "\n".join(lines), transform=txt.transAxes, va="top", ha="left",
                  fontsize=8.5, family="DejaVu Sans Mono", linespacing=1.35)
@@ -97,7 +72,7 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
         "max_abs_state": ds,
         "bit_identical": exact,
         "chunked_within_tol": chunked_ok,
-        "snapshot_restores": restores,
+        "snapshot_restores": chk.restores,
         "snapshot_restores_exact": restores_ok,
         "flushes": len(flush_at),
     }

@@ -8,7 +8,7 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from core.replay_session import SlotKind
+from core.spec.session import SlotKind
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, fixed_ticks, session

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.model.config import K3, TOY, ModelDims
+from core.dims import K3
+from core.model.config import TOY, ModelDims
 from core.model.info import report
 from core.model.model import HybridLM
 from tests.core.model.conftest import TINY

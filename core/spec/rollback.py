@@ -1,7 +1,7 @@
 """Rollback cost explorer: bytes held and moved per verify step, snapshot vs replay.
 
 Per layer, with `state` = bytes of one KDA state and `raw` = bytes of one draft step's raw
-inputs (see core.replay.rollback_bytes for both). A verify step drafts `draft_len` tokens and
+inputs (see core.spec.cost.rollback_bytes for both). A verify step drafts `draft_len` tokens and
 accepts n of them. Acceptance is modelled per token with probability `accept_rate`, the draft
 stopping at the first rejection, so E[n] = sum_{i=1..gamma} a^i and P(n < gamma) = 1 - a^gamma.
 

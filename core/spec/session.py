@@ -12,12 +12,12 @@ One verify step (reference §6), with c = committed entries in the ring when the
      up to this step's n-th snapshot, which becomes the committed state; n = 0 pops nothing, so
      rejected snapshots stay unpopped until popped or overwritten.
 
-Byte ledger per step, in units of core.replay.rollback_bytes (`state` = one layer's state,
+Byte ledger per step, in units of core.spec.cost.rollback_bytes (`state` = one layer's state,
 `raw` = one position's raw inputs); the flush is fused into the step that needs it:
   raw-input ring  writes draft_len*raw (+ state on a flush); reads state + c*raw.
   snapshot ring   writes draft_len*state;                     reads state.
 Toy units use the session dtype for every field with q stored (exactly what RawInputRing holds);
-K3 units are the cost model's defaults (fp32 state; bf16 k, v, beta; fp32 g; no q) x 69 layers.
+K3 units are the cost model's defaults (fp32 state; bf16 k, v, beta; fp32 g; no q) x K3.n_kda.
 """
 
 from __future__ import annotations
@@ -29,19 +29,12 @@ from enum import IntEnum
 import numpy as np
 import torch
 
+from core.dims import K3, REPLAY_TOY, KDADims
 from core.errors import ParamError, check_choice, check_float, check_int
 from core.kda import kda_recurrent, kda_step
-from core.replay import (
-    K3,
-    K3_KDA_LAYERS,
-    TOY,
-    DraftProjections,
-    KDADims,
-    ReplayCost,
-    rollback_bytes,
-    verify_and_replay,
-)
-from core.replay_ring import FIELDS, RawInputRing, RingSnapshot, SnapshotRing
+from core.spec.cost import ReplayCost, rollback_bytes
+from core.spec.drafts import DraftProjections, verify_and_replay
+from core.spec.ring import FIELDS, RawInputRing, RingSnapshot, SnapshotRing
 
 DTYPES = ("float64", "float32")
 PREFIX_TOKENS = 8
@@ -102,7 +95,6 @@ class StepRecord:
     snap_overwrites: int  # pushes that overwrote an unpopped snapshot (FIFO overwrite)
     snap_pops: int
     snap_held: int  # snapshots in the ring after the step
-    snap_restore_exact: bool  # the popped snapshot equals the streaming state bit for bit
     toy: Traffic
     k3: Traffic
 
@@ -117,6 +109,7 @@ class ReplaySession:
     committed: DraftProjections  # raw inputs of every committed token [1, N, H, *]
     outputs: torch.Tensor  # streaming outputs of the committed tokens [1, N, H, V]
     final_state: torch.Tensor  # checkpoint + replay of the ring after the last step [1, H, K, V]
+    snap_restored: tuple[torch.Tensor | None, ...]  # per step: the snapshot restored; None: n=0
     toy_units: ReplayCost
     k3_units: ReplayCost
     ring_bytes_written: int  # RawInputRing's own accounting of pushed bytes
@@ -184,94 +177,102 @@ def _slots(snap: RingSnapshot, n: int, total_before: int) -> tuple[tuple, tuple]
     return tuple(kind), tuple(token)
 
 
-def simulate(
-    capacity: int,
-    draft_len: int,
-    accept_rate: float,
-    steps: int,
-    seed: int,
-    dtype: str = "float64",
-    dims: KDADims = TOY,
-) -> ReplaySession:
+def run_session(params: SessionParams, dims: KDADims = REPLAY_TOY) -> ReplaySession:
     """Run the session; deterministic in its arguments."""
-    p = SessionParams(capacity, draft_len, accept_rate, steps, seed, dtype)
-    tdtype = getattr(torch, p.dtype)
-    tu, ku = toy_units(dims, tdtype), rollback_bytes(K3.H, K3.dk, K3.dv, 1)
-    checkpoint = s0 = _initial_state(dims, tdtype, p.seed)
-    ring = RawInputRing(p.capacity, 1, dims.H, dims.dk, dims.dv, tdtype)
-    snaps = SnapshotRing(p.capacity)
-    rng = np.random.default_rng(p.seed)
-    records: list[StepRecord] = []
-    outputs: list[torch.Tensor] = []
-    accepted: list[DraftProjections] = []
-    layout = ring.snapshot()
-    for step in range(p.steps):
-        c = ring.num_committed
+    run = _SessionRun(params, dims)
+    for step in range(params.steps):
+        run.verify_step(step)
+    return run.finish()
+
+
+class _SessionRun:
+    """One session in progress: the raw-input ring, its checkpoint and the snapshot ring."""
+
+    def __init__(self, p: SessionParams, dims: KDADims) -> None:
+        self.p, self.dims = p, dims
+        self.dtype = getattr(torch, p.dtype)
+        self.toy_units = toy_units(dims, self.dtype)
+        self.k3_units = rollback_bytes(K3.kda.H, K3.kda.dk, K3.kda.dv, 1)
+        self.initial_state = self.checkpoint = _initial_state(dims, self.dtype, p.seed)
+        self.ring = RawInputRing(p.capacity, 1, dims.H, dims.dk, dims.dv, self.dtype)
+        self.snaps = SnapshotRing(p.capacity)
+        self.rng = np.random.default_rng(p.seed)
+        self.layout = self.ring.snapshot()
+        self.records: list[StepRecord] = []
+        self.restored: list[torch.Tensor | None] = []
+        self.outputs: list[torch.Tensor] = []
+        self.accepted: list[DraftProjections] = []
+        self.total_accepted = 0
+
+    def verify_step(self, step: int) -> None:
+        c = self.ring.num_committed
         # vLLM #49847 flushes when history + 1 + num_spec > L: its window is the bonus token
         # plus the drafts; here a step pushes exactly draft_len entries.
-        flushed = c + p.draft_len > p.capacity
+        flushed = c + self.p.draft_len > self.p.capacity
         if flushed:
-            checkpoint = ring.flush(checkpoint)
-        live, _ = verify_and_replay(checkpoint, ring.window(), ring.num_committed)
+            self.checkpoint = self.ring.flush(self.checkpoint)
+        live = self._live_state()
+        drafts, overwrites = self._push_drafts(step, live)
+        self.layout = self.ring.snapshot()
+        n = draw_accepted(self.rng, self.p.draft_len, self.p.accept_rate)
+        _, o = verify_and_replay(live, self.ring.window(tentative=True), n)
+        pops, restored = self._pop_snapshots(n)
+        kind, token = _slots(self.layout, n, self.total_accepted)
+        self.ring.commit(n)
+        self.ring.rollback()
+        self.outputs.append(o)
+        self.accepted.append(drafts.prefix(n))
+        self.restored.append(restored)
+        self.total_accepted += n
+        self.records.append(StepRecord(
+            step=step, flushed=c if flushed else 0, start=self.layout.start,
+            committed_before=self.layout.num_committed, n_accepted=n, slot_kind=kind,
+            slot_token=token, snap_pushes=self.p.draft_len, snap_overwrites=overwrites,
+            snap_pops=pops, snap_held=len(self.snaps),
+            toy=_traffic(self.toy_units, c, self.p.draft_len, flushed, 1),
+            k3=_traffic(self.k3_units, c, self.p.draft_len, flushed, K3.n_kda),
+        ))
+
+    def _live_state(self) -> torch.Tensor:
+        """Checkpoint + replay of the committed entries in the ring."""
+        live, _ = verify_and_replay(self.checkpoint, self.ring.window(), self.ring.num_committed)
+        return live
+
+    def _push_drafts(self, step: int, live: torch.Tensor) -> tuple[DraftProjections, int]:
+        """Push this step's drafts into both rings; returns (drafts, snapshot overwrites)."""
+        d = self.dims
         drafts = DraftProjections.from_random(
-            1, p.draft_len, dims.H, dims.dk, dims.dv, tdtype, seed=step_seed(p.seed, step)
+            1, self.p.draft_len, d.H, d.dk, d.dv, self.dtype, seed=step_seed(self.p.seed, step)
         )
         fields = [getattr(drafts, f) for f in FIELDS]
         state, overwrites = live, 0
-        for t in range(p.draft_len):
-            ring.push(*(x[:, t] for x in fields))
+        for t in range(self.p.draft_len):
+            self.ring.push(*(x[:, t] for x in fields))
             _, state = kda_step(*(x[:, t] for x in fields), state)
-            overwrites += snaps.push(state)
-        layout = ring.snapshot()
-        n = draw_accepted(rng, p.draft_len, p.accept_rate)
-        new_state, o = verify_and_replay(live, ring.window(tentative=True), n)
-        pops, exact = 0, True
-        if n:
-            pops = len(snaps) - p.draft_len + n  # stale snapshots first, then this step's n
-            for _ in range(pops):
-                restored = snaps.pop()
-            exact = torch.equal(restored, new_state)
-        total_before = sum(r.n_accepted for r in records)
-        kind, token = _slots(layout, n, total_before)
-        ring.commit(n)
-        ring.rollback()
-        outputs.append(o)
-        accepted.append(drafts.prefix(n))
-        records.append(
-            StepRecord(
-                step,
-                c if flushed else 0,
-                layout.start,
-                layout.num_committed,
-                n,
-                kind,
-                token,
-                p.draft_len,
-                overwrites,
-                pops,
-                len(snaps),
-                exact,
-                _traffic(tu, c, p.draft_len, flushed, 1),
-                _traffic(ku, c, p.draft_len, flushed, K3_KDA_LAYERS),
-            )
+            overwrites += self.snaps.push(state)
+        return drafts, overwrites
+
+    def _pop_snapshots(self, n: int) -> tuple[int, torch.Tensor | None]:
+        """Pop stale snapshots, then this step's first n; the last one popped is the restore."""
+        if not n:
+            return 0, None
+        pops = len(self.snaps) - self.p.draft_len + n
+        for _ in range(pops):
+            restored = self.snaps.pop()
+        return pops, restored
+
+    def finish(self) -> ReplaySession:
+        final_state = self._live_state()
+        committed = DraftProjections(
+            *(torch.cat([getattr(a, f) for a in self.accepted], dim=1) for f in FIELDS)
         )
-    final_state, _ = verify_and_replay(checkpoint, ring.window(), ring.num_committed)
-    committed = DraftProjections(
-        *(torch.cat([getattr(a, f) for a in accepted], dim=1) for f in FIELDS)
-    )
-    return ReplaySession(
-        p,
-        dims,
-        tuple(records),
-        layout,
-        s0,
-        committed,
-        torch.cat(outputs, dim=1),
-        final_state,
-        tu,
-        ku,
-        ring.bytes_written,
-    )
+        return ReplaySession(
+            params=self.p, dims=self.dims, steps=tuple(self.records), layout=self.layout,
+            initial_state=self.initial_state, committed=committed,
+            outputs=torch.cat(self.outputs, dim=1), final_state=final_state,
+            snap_restored=tuple(self.restored), toy_units=self.toy_units,
+            k3_units=self.k3_units, ring_bytes_written=self.ring.bytes_written,
+        )
 
 
 def batch_reference(session: ReplaySession) -> tuple[torch.Tensor, torch.Tensor]:

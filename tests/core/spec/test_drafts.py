@@ -12,9 +12,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from core.dims import K3, KDADims
 from core.errors import ParamError
 from core.kda import kda_recurrent
-from core.replay import K3, TOY, DraftProjections, KDADims, rollback_bytes, verify_and_replay
+from core.spec import DraftProjections, rollback_bytes, verify_and_replay
 from tests.tolerance import EXACT, assert_close
 
 D = 6
@@ -28,6 +29,33 @@ def _committed(seed=7):
 @pytest.fixture
 def drafts():
     return DraftProjections.from_random(2, D, 3, 8, 5, torch.float64, seed=3)
+
+
+def test_two_accepted_drafts_by_hand():
+    """The replay's arithmetic checked by hand, not through the recurrence it shares a step with.
+
+    S0 = [[1, 2], [3, 4]] (K = V = 2, one head), scale 1.
+    draft 1: k = e0, g = (ln 1/2, 0), beta 1/2, v = [10, 20], q = [1, 1]:
+        decay -> [[.5, 1], [3, 4]]; u = row 0 = [.5, 1]; row 0 += .5 ([10, 20] - u)
+        S1 = [[5.25, 10.5], [3, 4]]; o1 = q^T S1 = [8.25, 14.5]
+    draft 2: k = e1, g = (0, ln 1/2), beta 1, v = [1, 1], q = [0, 1]:
+        decay -> [[5.25, 10.5], [1.5, 2]]; u = row 1 = [1.5, 2]; row 1 += [1, 1] - u
+        S2 = [[5.25, 10.5], [1, 1]]; o2 = row 1 = [1, 1]
+    draft 3 is rejected and must leave no trace.
+    """
+    f64 = torch.float64
+    half = torch.log(torch.tensor(0.5, dtype=f64)).item()
+    q = torch.tensor([[1.0, 1.0], [0.0, 1.0], [5.0, 5.0]], dtype=f64)
+    k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], dtype=f64)
+    v = torch.tensor([[10.0, 20.0], [1.0, 1.0], [99.0, 99.0]], dtype=f64)
+    g = torch.tensor([[half, 0.0], [0.0, half], [half, half]], dtype=f64)
+    beta = torch.tensor([0.5, 1.0, 1.0], dtype=f64)
+    drafts = DraftProjections(q[None, :, None], k[None, :, None], v[None, :, None],
+                              g[None, :, None], beta[None, :, None])  # [B=1, D=3, H=1, *]
+    s0 = torch.tensor([[[[1.0, 2.0], [3.0, 4.0]]]], dtype=f64)  # [1, 1, 2, 2]
+    state, out = verify_and_replay(s0, drafts, 2, scale=1.0)
+    assert_close(torch.tensor([[[[5.25, 10.5], [1.0, 1.0]]]]), state, EXACT, "state")
+    assert_close(torch.tensor([[[[8.25, 14.5]], [[1.0, 1.0]]]]), out, EXACT, "outputs")
 
 
 class TestVerifyAndReplay:
@@ -126,13 +154,14 @@ class TestRollbackBytes:
 
     def test_k3_absolute(self):
         """69 layers, gamma = 3: (1 + gamma) snapshots 1,656 MiB vs raw records 25.9 MiB."""
-        cost = rollback_bytes(K3.H, K3.dk, K3.dv, 4)
+        cost = rollback_bytes(K3.kda.H, K3.kda.dk, K3.kda.dv, 4)
         mib = 1024**2
-        assert cost.snapshot_bytes * 69 / mib == pytest.approx(1656)
-        assert cost.raw_bytes * 69 / mib == pytest.approx(25.9, abs=0.05)
+        assert cost.snapshot_bytes * K3.n_kda / mib == pytest.approx(1656)
+        assert cost.raw_bytes * K3.n_kda / mib == pytest.approx(25.9, abs=0.05)
 
     def test_dims_and_bad_inputs(self):
-        assert (TOY.H, TOY.dk, TOY.dv) == (4, 16, 16) and K3.state_numel == 96 * 128 * 128
+        # one K3 KDA state is 6 MiB in fp32 (reference §1): both ledgers must say so
+        assert K3.kda.state_numel * 4 == K3.kda_state_bytes == 6 * 2**20
         with pytest.raises(ParamError, match="H"):
             rollback_bytes(0, 128, 128, 1)
         with pytest.raises(ParamError, match="g_bytes"):

@@ -1,0 +1,79 @@
+"""Dimensions shared across subsystems: KDA head geometry and Kimi K3 at checkpoint scale.
+
+One source of truth for every K3 number the lab prints (reference §1). The tiny model's own
+dims live in core.model.config.ModelDims; the replay tabs use REPLAY_TOY on purpose (small
+enough to print every number), which differs from the model's KDA heads (H=4, d=32).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.errors import check_int
+
+
+@dataclass(frozen=True, slots=True)
+class KDADims:
+    """KDA head geometry for one layer: H heads, key width dk, value width dv."""
+
+    H: int
+    dk: int
+    dv: int
+
+    def __post_init__(self) -> None:
+        for name in ("H", "dk", "dv"):
+            check_int(name, getattr(self, name), 1, 1 << 16)
+
+    @property
+    def state_numel(self) -> int:
+        """Elements of one layer's state per sequence: H * dk * dv."""
+        return self.H * self.dk * self.dv
+
+
+REPLAY_TOY = KDADims(H=4, dk=16, dv=16)
+
+
+@dataclass(frozen=True, slots=True)
+class K3Dims:
+    """Kimi K3 at checkpoint scale (reference §1): ledgers only, never instantiated."""
+
+    n_layers: int = 93
+    n_kda: int = 69
+    n_mla: int = 24
+    d_model: int = 7168
+    kda_heads: int = 96
+    kda_head_dim: int = 128
+    conv_size: int = 4
+    kv_latent: int = 512
+    qk_rope: int = 64
+    n_experts: int = 896
+    top_k: int = 16
+    n_shared: int = 2
+    expert_inner: int = 3072
+    expert_latent: int = 3584
+    bytes_per_param: int = 2  # bf16
+
+    @property
+    def kda(self) -> KDADims:
+        """One KDA layer's head geometry."""
+        return KDADims(self.kda_heads, self.kda_head_dim, self.kda_head_dim)
+
+    @property
+    def expert_params(self) -> int:
+        return 3 * self.expert_latent * self.expert_inner  # 33.0 M
+
+    @property
+    def expert_bytes(self) -> int:
+        return self.expert_params * self.bytes_per_param
+
+    @property
+    def kda_state_bytes(self) -> int:
+        """fp32 recurrent state of one KDA layer (6 MiB)."""
+        return self.kda_heads * self.kda_head_dim**2 * 4
+
+    @property
+    def mla_bytes_per_token(self) -> int:
+        return (self.kv_latent + self.qk_rope) * self.bytes_per_param  # 1,152 B
+
+
+K3 = K3Dims()

@@ -1,0 +1,26 @@
+"""KDA (Kimi Delta Attention): the gated delta-rule recurrence of the hybrid model's linear layers.
+
+Exports
+  kda_gate            log-space per-channel gate g <= 0 (softplus or K3's lower-bound form)
+  kda_step            one token: decay, predict, delta-rule write, read (never mutates the state)
+  kda_recurrent       the slow, obviously-correct twin: a loop of kda_step
+  kda_chunked         the fast path: chunked WY form, no token loop inside a chunk
+  segment_transition  a segment's affine map of the incoming state (context parallelism)
+  check_tokens        shape/dtype validation shared with core.spec
+  load_fla_kda_naive  flash-linear-attention's naive reference, loaded by file path (reference.py)
+
+Oracles: fla-core's naive_recurrent_kda / naive_chunk_kda (float32, max rel <= 1e-4), and
+kda_recurrent in float64 for the chunked form (max abs <= 1e-10); see core.tolerances.
+"""
+
+from core.kda.checks import check_tokens
+from core.kda.chunked import kda_chunked
+from core.kda.gate import GATE_FORMS, kda_gate
+from core.kda.recurrent import kda_recurrent, kda_step
+from core.kda.reference import fla_version, load_fla_kda_naive
+from core.kda.transition import segment_transition
+
+__all__ = [
+    "GATE_FORMS", "check_tokens", "fla_version", "kda_chunked", "kda_gate", "kda_recurrent",
+    "kda_step", "load_fla_kda_naive", "segment_transition",
+]
