@@ -1,12 +1,21 @@
-"""A tiny Kimi-Linear-like hybrid KDA/MLA mixture-of-experts model over bytes.
+"""A tiny Kimi-Linear-like hybrid KDA/MLA mixture-of-experts language model over bytes.
 
-config   ModelDims (toy) and k3_dims: one dataclass, parameter and byte ledgers
-corpus   deterministic multi-domain byte corpus, unigram/bigram baselines
-layers   RMSNorm, KDA mixer, MLA mixer (prefill and one-token step)
-moe      router (softmax scores), top-k, shared expert; experts come from a provider
-experts  ExpertProvider: AllResident, CacheProvider (ExpertCache over the shards)
-model    HybridLM: prefill, step (explicit DecodeState), greedy generate
-weights  safetensors shards + sha256 manifest; load with clear errors
-train    `python -m core.model.train`: reproduces assets/model/
-trace    routing traces (.npz) and their (layer, expert) request trace
+What it is: 3 KDA layers then 1 MLA layer, repeated; every layer's FFN is a mixture of routed
+top-k experts plus one shared expert. The routed experts live in safetensors shards and can
+stream through core.experts.ExpertCache, which is what the serving subsystems measure.
+
+Modules
+  config    ModelDims: every dimension, parameter and byte ledgers (K3's are in core.dims)
+  corpus    the training corpus per domain, unigram / bigram baselines
+  layers    RMSNorm, the KDA mixer (core.kda), the MLA mixer (prefill and one-token step)
+  moe       router (softmax scores), top-k, shared expert; experts come from a provider
+  experts   ExpertProvider: AllResident, CacheProvider (ExpertCache over the shards)
+  model     HybridLM: prefill, step (explicit DecodeState), greedy generate
+  weights   safetensors shards + sha256 manifest; load with clear errors
+  train     `python -m core.model.train`: reproduces assets/model/
+  trace     routing traces (.npz) and their (layer, expert) request trace
+
+Oracles: prefill logits equal token-by-token decode (float32, max abs <= 1e-4); the forward
+through the ExpertCache equals the all-resident forward bit for bit; the fast MoE equals a
+slow every-expert reference.
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tabs.controls import Choice, Slider
+from tabs.kda_replay.common import DRAFT_LEN
 from tabs.kda_replay.consistency import kda_replay_consistency
 from tabs.kda_replay.cost import kda_replay_cost
 from tabs.kda_replay.principle import kda_replay_principle
@@ -13,16 +14,9 @@ TAB = TabSpec(
     id="kda_replay",
     title="KDA replay",
     controls=(
-        Slider(
-            "draft_len",
-            "Draft length γ (tokens drafted per verify)",
-            1,
-            16,
-            4,
-            demo=10,
-            info="The hero: watch bytes grow linearly while the ratio stays put.",
-        ),
-        Slider("accepted", "Accepted count n (0 ≤ n ≤ γ)", 0, 16, 2, demo=3, max_from="draft_len"),
+        DRAFT_LEN,
+        Slider("accepted", "Accepted count n (0 ≤ n ≤ γ)", 0, DRAFT_LEN.maximum, 2, demo=3,
+               max_from="draft_len"),
         Slider("heads", "KDA heads H (toy)", 1, 16, 4, demo=8),
         Slider("dk", "Key width d_k (toy)", 8, 128, 32, step=8, demo=64),
         Slider("dv", "Value width d_v (toy)", 8, 128, 32, step=8, demo=64),

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from core.dims import K3
 from core.spec import rollback_bytes
+from tabs.controls import Slider
 
-__all__ = ["K3", "StepCost", "k3_cost", "k3_label", "one_dtype_ratio", "toy_cost"]
+__all__ = ["DRAFTS", "DRAFT_LEN", "K3", "StepCost", "k3_cost", "k3_label", "one_dtype_ratio",
+           "toy_cost"]
+
+DRAFT_LEN = Slider(
+    "draft_len",
+    "Draft length γ (tokens drafted per verify)",
+    1,
+    16,
+    4,
+    demo=10,
+    info="The hero: watch bytes grow linearly while the ratio stays put.",
+)
+DRAFTS = np.arange(int(DRAFT_LEN.minimum), int(DRAFT_LEN.maximum) + 1)  # every allowed γ
 
 
 @dataclass(frozen=True, slots=True)

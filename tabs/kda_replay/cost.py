@@ -6,11 +6,10 @@ import numpy as np
 
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
-from tabs.kda_replay.common import k3_cost, k3_label, one_dtype_ratio, toy_cost
+from tabs.kda_replay.common import DRAFTS, k3_cost, k3_label, one_dtype_ratio, toy_cost
 from tabs.palette import ROLE
+from tabs.units import KIB
 
-KIB = 1024
-DRAFTS = np.arange(1, 17)
 WIDTHS = np.array([8, 16, 32, 64, 128, 256])
 SEED_CLAIM = (32, 4.0)  # the seed write-up's "H=16, d_k=d_v=32 -> 4.0x" (an arithmetic slip)
 
@@ -55,7 +54,7 @@ def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResul
         hi = DRAFTS[-1] * max(toy.snapshot_per_step, k3.snapshot_per_step) / KIB * 1.5
         left.set_ylim(lo, hi)
         plain_log(left.yaxis, lo, hi)
-        left.set_xlim(1, 16)
+        left.set_xlim(DRAFTS[0], DRAFTS[-1])
         left.set_xlabel("draft length γ")
         left.set_ylabel("KiB per layer for γ steps")
         left.set_title("Both grow linearly in γ; the ratio does not move")

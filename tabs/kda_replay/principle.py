@@ -10,8 +10,7 @@ from core.spec.rollback import replay_outcome, snapshot_outcome
 from tabs.figure import FigureResult, lab_figure
 from tabs.kda_replay.common import toy_cost
 from tabs.palette import ROLE
-
-KIB = 1024
+from tabs.units import KIB
 
 
 def _box(ax, x: float, y: float, text: str, face: str, edge: str, lw: float = 1.0) -> None:

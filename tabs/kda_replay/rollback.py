@@ -7,12 +7,11 @@ import numpy as np
 from core.spec.rollback import replay_ledger, snapshot_ledger
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
-from tabs.kda_replay.common import K3, k3_cost, toy_cost
+from tabs.kda_replay.common import DRAFTS, K3, k3_cost, toy_cost
 from tabs.palette import ROLE
+from tabs.units import MIB
 
-MIB = 1024**2
 RATES = np.linspace(0.0, 1.0, 41)
-DRAFTS = np.arange(1, 17)
 
 
 def kda_replay_rollback(draft_len: int, heads: int, dk: int, dv: int) -> FigureResult:
@@ -42,7 +41,7 @@ def kda_replay_rollback(draft_len: int, heads: int, dk: int, dv: int) -> FigureR
         lo, hi = min(plotted) / 1.5, max(plotted) * 1.5
         held.set_ylim(lo, hi)
         plain_log(held.yaxis, lo, hi)
-        held.set_xlim(1, 16)
+        held.set_xlim(DRAFTS[0], DRAFTS[-1])
         held.set_xlabel("draft length γ")
         held.set_ylabel("MiB held while verifying")
         held.set_title("Bytes held: 1 + γ states vs 1 state + γ records")

@@ -10,8 +10,8 @@ from core.spec.session import Traffic
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import fixed_ticks, session
+from tabs.units import GIB, KIB
 
-KIB, MIB, GIB = 1024, 1024**2, 1024**3
 SERIES = (  # field, label, colour role, line style
     ("snap_written", "snapshot ring: written", "snapshot", "-"),
     ("snap_read", "snapshot ring: read", "snapshot", "--"),
