@@ -5,6 +5,7 @@ Exports
   kda_step            one token: decay, predict, delta-rule write, read (never mutates the state)
   kda_recurrent       the slow, obviously-correct twin: a loop of kda_step
   kda_chunked         the fast path: chunked WY form, no token loop inside a chunk
+  kda_chunked_states  the same, plus the states at chunk boundaries (prefix checkpoints)
   segment_transition  a segment's affine map of the incoming state (context parallelism)
   check_tokens        shape/dtype validation shared with core.spec
   load_fla_kda_naive  flash-linear-attention's naive reference, loaded by file path (reference.py)
@@ -14,13 +15,13 @@ kda_recurrent in float64 for the chunked form (max abs <= 1e-10); see core.toler
 """
 
 from core.kda.checks import check_tokens
-from core.kda.chunked import kda_chunked
+from core.kda.chunked import kda_chunked, kda_chunked_states
 from core.kda.gate import GATE_FORMS, kda_gate
 from core.kda.recurrent import kda_recurrent, kda_step
 from core.kda.reference import fla_version, load_fla_kda_naive
 from core.kda.transition import segment_transition
 
 __all__ = [
-    "GATE_FORMS", "check_tokens", "fla_version", "kda_chunked", "kda_gate", "kda_recurrent",
-    "kda_step", "load_fla_kda_naive", "segment_transition",
+    "GATE_FORMS", "check_tokens", "fla_version", "kda_chunked", "kda_chunked_states", "kda_gate",
+    "kda_recurrent", "kda_step", "load_fla_kda_naive", "segment_transition",
 ]

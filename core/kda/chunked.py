@@ -132,8 +132,13 @@ def _segment(
     state: torch.Tensor,
     C: int,
     s: int,
+    keep_states: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One segment, shapes as chunked_scan; chunks of C tokens; s = 1 selects the halving path."""
+    """One segment, shapes as chunked_scan; chunks of C tokens; s = 1 selects the halving path.
+
+    Returns o [B, T, H, V] and the final state [B, H, K, V], or with keep_states the state
+    after every chunk [N, B, H, K, V] (the last one is the final state).
+    """
     B, T, H, K = q.shape
     V = v.shape[-1]
     N, Z = -(-T // C), B * H
@@ -176,6 +181,8 @@ def _segment(
     o = torch.matmul(q * decay_in, S_all[:N]).view(N * Z, C, V)
     o = torch.baddbmm(o, P.reshape(N * Z, C, C), V_all.view(N * Z, C, V))
     o = o.view(N, B, H, C, V).permute(1, 0, 3, 2, 4).reshape(B, N * C, H, V)[:, :T]
+    if keep_states:
+        return o, S_all[1:].view(N, B, H, K, V).clone()
     return o, S_in[N].reshape(B, H, K, V).clone()
 
 
@@ -198,26 +205,32 @@ def chunked_scan(
     scale: float,
     state: torch.Tensor,
     chunk_size: int,
+    keep_states: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the chunked form over validated inputs.
 
     q, k, g [B, T, H, K]; v [B, T, H, V]; beta [B, T, H]; state [B, H, K, V]; chunk_size a power
     of two (shrunk to the next power of two >= T for short inputs). The last chunk is padded
     with null tokens (q = k = v = 0, g = 0, beta = 0), which leave the state untouched.
-    Returns o [B, T, H, V] and the final state [B, H, K, V].
+    Returns o [B, T, H, V] and the final state [B, H, K, V], or with keep_states the state after
+    every chunk [N, B, H, K, V], N = ceil(T / C) (the same arithmetic either way).
     """
     B, T, H, K = q.shape
     if T == 0:
-        return v.new_zeros(B, 0, H, v.shape[-1]), state.clone()
+        S0 = state.clone()
+        return v.new_zeros(B, 0, H, v.shape[-1]), S0[None][:0] if keep_states else S0
     C = min(chunk_size, 1 << (T - 1).bit_length())
     L = max(C, SEGMENT_TOKENS // C * C)
-    outs = []
+    outs, kept = [], []
     for t0 in range(0, T, L):
         seg = slice(t0, t0 + L)
         x = (q[:, seg], k[:, seg], v[:, seg], g[:, seg], beta[:, seg])
-        o, state = _segment(*x, scale, state, C, sub_chunk_size(x[3], C))
+        o, S = _segment(*x, scale, state, C, sub_chunk_size(x[3], C), keep_states)
+        state = S[-1] if keep_states else S
+        kept.append(S)
         outs.append(o)
-    return torch.cat(outs, dim=1) if len(outs) > 1 else outs[0], state
+    o = torch.cat(outs, dim=1) if len(outs) > 1 else outs[0]
+    return o, torch.cat(kept) if keep_states else state
 
 
 def kda_chunked(
@@ -244,3 +257,38 @@ def kda_chunked(
     scale = check_scale(scale, shape[3])
     S = start_state(initial_state, v, shape)
     return chunked_scan(q, k, v, g, beta, scale, S, chunk)
+
+
+def kda_chunked_states(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    at: tuple[int, ...],
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    chunk_size: int = 64,
+) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+    """kda_chunked that also returns the state after each position in `at`, for free.
+
+    Every position must be a multiple of chunk_size in [chunk_size, T]: the chunked form
+    computes those states anyway, so o and the final state are bit-identical to kda_chunked's.
+    Returns (o [B, T, H, V], final state [B, H, K, V], one [B, H, K, V] per position).
+    """
+    shape = check_tokens(q, k, v, g, beta, initial_state, step=False)
+    chunk = check_int("chunk_size", chunk_size, 1, 1024)
+    if chunk & (chunk - 1):
+        raise ParamError(f"chunk_size must be a power of two in [1, 1024], got {chunk}")
+    T = shape[1]
+    for p in at:
+        if isinstance(p, bool) or not isinstance(p, int) or not chunk <= p <= T or p % chunk:
+            raise ParamError(f"at must hold multiples of chunk_size={chunk} in [{chunk}, {T}], "
+                             f"got {p!r}")
+    S0 = start_state(initial_state, v, shape)
+    if not at:
+        o, S = chunked_scan(q, k, v, g, beta, check_scale(scale, shape[3]), S0, chunk)
+        return o, S, ()
+    o, states = chunked_scan(q, k, v, g, beta, check_scale(scale, shape[3]), S0, chunk,
+                             keep_states=True)  # states [N, B, H, K, V]
+    return o, states[-1].clone(), tuple(states[p // chunk - 1].clone() for p in at)
