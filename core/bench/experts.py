@@ -15,13 +15,20 @@ import time
 from pathlib import Path
 
 from core.bench.timing import best_of
-from core.experts import ExpertCache, ShardIndex, replay, synthetic_trace, write_fixture
+from core.experts import (
+    ExpertCache,
+    ShardIndex,
+    replay,
+    slot_stride,
+    synthetic_trace,
+    write_fixture,
+)
 
 MIB = 1 << 20
 
 
-def _hits_per_second(d: Path, n: int) -> float:
-    with ExpertCache(ShardIndex.open(d), 1, 24, 4, 104_448) as c:
+def _hits_per_second(d: Path, expert_bytes: int, n: int) -> float:
+    with ExpertCache(ShardIndex.open(d), 1, 24, 4, 8 * slot_stride(expert_bytes)) as c:
         for e in range(8):
             c.get(0, e)
         ids = [e % 8 for e in range(n)]
@@ -58,7 +65,7 @@ def _sequential_read(path: Path, start: int, nbytes: int) -> float:
 def _get_many_rate(d: Path, n_experts: int, expert_bytes: int, direct: bool) -> float:
     """Payload bytes per second of get_many sweeping all experts in batches of half of them."""
     half = n_experts // 2
-    budget = (half + 1) * (expert_bytes + 3 * 4096)
+    budget = (half + 1) * slot_stride(expert_bytes)
     with ExpertCache(ShardIndex.open(d), 1, n_experts, 4, budget, direct_io=direct) as c:
         batches = [list(range(0, half)), list(range(half, n_experts))]
 
@@ -69,7 +76,7 @@ def _get_many_rate(d: Path, n_experts: int, expert_bytes: int, direct: bool) -> 
         run()
         c.reset_stats()
         run()
-        per_sweep = c.stats()["bytes_read"]  # steady state: one expert per batch stays resident
+        per_sweep = c.stats().bytes_read  # steady state: one expert per batch stays resident
         if per_sweep < (n_experts - 2) * expert_bytes:
             raise RuntimeError(f"get_many read only {per_sweep} B per sweep")
         return per_sweep / best_of(run, repeat=5)
@@ -83,14 +90,14 @@ def main(argv: list[str]) -> int:
     rows = 2048  # packed 2048 x 160 + scales 2048 x 10, three matrices: 1,044,480 B
     with tempfile.TemporaryDirectory(prefix="bench-experts-") as tmp:
         small, big = Path(tmp) / "k3", Path(tmp) / "big"
-        write_fixture(small)
+        small_info = write_fixture(small)
         info = write_fixture(big, n_experts=n_big, rows=rows, packed_cols=160)
         eb = info.expert_bytes
         payload = n_big * eb
         path, start = info.paths[0], info.data_starts[0]
         _sequential_read(path, start, payload)  # warm the page cache
 
-        hits = _hits_per_second(small, n_hits)
+        hits = _hits_per_second(small, small_info.expert_bytes, n_hits)
         seq = _sequential_read(path, start, payload)
         many = _get_many_rate(big, n_big, eb, direct=False)
         trace = synthetic_trace(n_trace_tokens, 25, 64, 2, 1.0, 0.5, 0)
@@ -98,7 +105,7 @@ def main(argv: list[str]) -> int:
         r = replay(trace, 256, "lru")
         replay_s = time.perf_counter() - t0
         direct_line = ""
-        with ExpertCache(ShardIndex.open(big), 1, n_big, 4, 8 * eb) as probe:
+        with ExpertCache(ShardIndex.open(big), 1, n_big, 4, 5 * slot_stride(eb)) as probe:
             if probe.direct_io:
                 rate = _get_many_rate(big, n_big, eb, direct=True)
                 direct_line = f"; O_DIRECT from the device: {rate / 1e9:.2f} GB/s"

@@ -1,14 +1,9 @@
 """Counters of one stats window: the upstream figures and the exact, per-event classification.
 
-Upstream (kimi-k3-in-c v1.0.0) counts hits, misses, evictions, bytes_read, prefetch_reads and
-reports an aggregate "TRUE resident" rate `max(hits - prefetch_reads, 0) / requests`. That
-subtraction is right only if every prefetch is consumed exactly once, in the same window,
-before eviction. The exact counters classify each hit and eviction when it happens instead.
-
-Invariants (every window):
-  demand_requests == hits_resident + hits_prefetched + demand_misses
-  prefetch_reads + warm_reads + carried_pending
-      == hits_prefetched + prefetch_wasted + prefetch_pending
+Upstream (kimi-k3-in-c v1.0.0) counts hits, misses, evictions, bytes_read and prefetch_reads;
+the exact counters classify each hit and eviction when it happens instead of correcting by
+subtraction. `Accountant.stats` freezes the window into a CacheStats (core.experts.stats, which
+also states the invariants).
 """
 
 from __future__ import annotations
@@ -16,35 +11,36 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from core.experts.slots import DEMAND, SlotTable
+from core.experts.stats import CacheStats
 
 
 @dataclass(slots=True)
 class Counters:
-    # upstream counters (in compat mode warm() moves hits/misses, as k3_cache_prefetch did)
+    """The live counters of a window; each is documented where it is read, on CacheStats."""
+
     hits: int = 0
     misses: int = 0
     evictions: int = 0
-    bytes_read: int = 0  # payload bytes of successful loads
-    prefetch_reads: int = 0  # get_many publishes
-    # exact classification
-    demand_requests: int = 0  # get() calls in range
+    bytes_read: int = 0
+    prefetch_reads: int = 0
+    demand_requests: int = 0
     hits_resident: int = 0
-    hits_prefetched: int = 0  # first get of an expert loaded ahead of demand
+    hits_prefetched: int = 0
     prefetch_consumed_cross_window: int = 0
     demand_misses: int = 0
     demand_reads: int = 0
     warm_reads: int = 0
-    prefetch_wasted: int = 0  # evicted before any get consumed it
+    prefetch_wasted: int = 0
     evicted_after_use: int = 0
-    carried_pending: int = 0  # unconsumed prefetches alive at reset_stats
-    device_bytes: int = 0  # bytes the reads transferred (aligned windows)
-    wasted_bytes: int = 0  # device bytes of wasted prefetches
-    drops: int = 0  # get() found nothing evictable
-    failed_reads: int = 0  # loads that did not publish (missing, oversize, short)
-    prefetch_skipped: int = 0  # distinct, non-resident batch ids left unread (nothing evictable)
-    batch_ids_dropped: int = 0  # not upstream: compat get_many ids ignored (range, past 64)
-    read_seconds: float = 0.0  # serial loads, each read's own time
-    batch_seconds: float = 0.0  # get_many read phases, wall time
+    carried_pending: int = 0
+    device_bytes: int = 0
+    wasted_bytes: int = 0
+    drops: int = 0
+    failed_reads: int = 0
+    prefetch_skipped: int = 0
+    batch_ids_dropped: int = 0
+    read_seconds: float = 0.0
+    batch_seconds: float = 0.0
 
 
 class Accountant:
@@ -109,45 +105,9 @@ class Accountant:
         self.c = Counters(carried_pending=self.table.pending_prefetches())
         self.window += 1
 
-    def stats(self, gauges: dict[str, object]) -> dict[str, object]:
+    def stats(self, **gauges: int | str | None) -> CacheStats:
+        """The window so far, frozen, with the cache's gauges (keyword arguments)."""
         c = self.c
-        out: dict[str, object] = {f.name: getattr(c, f.name) for f in fields(c)}
-        requests = c.hits + c.misses
-        adjusted = c.hits - c.prefetch_reads
-        out.update(
-            requests=requests,
-            payload_bytes=c.bytes_read,
-            load_seconds=c.read_seconds + c.batch_seconds,
-            hit_rate_raw=_rate(c.hits, requests),
-            aggregate_adjusted_hits=adjusted,  # unclamped: a negative value is a signal
-            true_resident_rate=_rate(max(adjusted, 0) if c.prefetch_reads else c.hits, requests),
-            retention=1.0 - _rate(c.evictions, requests) if requests else 0.0,
-            exact_resident_rate=_rate(c.hits_resident, c.demand_requests),
-            exact_prefetched_rate=_rate(c.hits_prefetched, c.demand_requests),
-            exact_miss_rate=_rate(c.demand_misses, c.demand_requests),
-            prefetch_pending=self.table.pending_prefetches(),
-            window=self.window,
-        )
-        out.update(gauges)
-        return out
-
-
-def _rate(num: int, den: int) -> float:
-    return num / den if den else 0.0
-
-
-def invariant_errors(stats: dict[str, object]) -> list[str]:
-    """The window invariants that do not hold (empty when the accounting is consistent)."""
-    s = stats
-    errs = []
-    if s["demand_requests"] != s["hits_resident"] + s["hits_prefetched"] + s["demand_misses"]:
-        errs.append("demand_requests != hits_resident + hits_prefetched + demand_misses")
-    ahead = s["prefetch_reads"] + s["warm_reads"] + s["carried_pending"]
-    if ahead != s["hits_prefetched"] + s["prefetch_wasted"] + s["prefetch_pending"]:
-        errs.append(
-            "prefetch_reads + warm_reads + carried_pending != "
-            "hits_prefetched + prefetch_wasted + prefetch_pending"
-        )
-    if s["evictions"] != s["prefetch_wasted"] + s["evicted_after_use"]:
-        errs.append("evictions != prefetch_wasted + evicted_after_use")
-    return errs
+        counters = {f.name: getattr(c, f.name) for f in fields(c)}
+        return CacheStats(**counters, prefetch_pending=self.table.pending_prefetches(),
+                          window=self.window, **gauges)

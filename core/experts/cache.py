@@ -31,10 +31,11 @@ from core.experts.errors import BudgetTooSmall, ExpertLoadError, NotResident
 from core.experts.events import CacheSnapshot, Event, EventLog, SlotInfo, TraceBuffer
 from core.experts.layout import K3_LAYOUT, ExpertLayout, ExpertRef, resolve_expert
 from core.experts.loader import SlotLoader
-from core.experts.reader import PAGE, round_up
+from core.experts.reader import PAGE, round_up, slot_stride
 from core.experts.shards import ShardIndex
+from core.experts.slot_view import ExpertView
 from core.experts.slots import DEMAND, WARM, Leases, SlotTable
-from core.experts.view import ExpertView
+from core.experts.stats import CacheStats
 
 MAX_BATCH = 64  # K3_MAX_TOPK: most ids per get_many (fixed), most reservations (compat)
 
@@ -63,7 +64,6 @@ class ExpertCache:
         budget_bytes: int,
         compat: str | None = None,
         chunk_bytes: int | None = None,
-        policy: str = "lru",
         *,
         name_template: str | None = None,
         layout: ExpertLayout = K3_LAYOUT,
@@ -79,7 +79,6 @@ class ExpertCache:
         self.topk = check_int("topk", topk, 1, min(MAX_BATCH, self.n_experts))
         budget = check_int("budget_bytes", budget_bytes, 1)
         self.compat = check_choice("compat", compat, [None, "k3-v1"])
-        self.policy = check_choice("policy", policy, ["lru"])
         if chunk_bytes is not None:  # upstream: minimum 4096, rounded up to 4096
             chunk_bytes = round_up(check_int("chunk_bytes", chunk_bytes, PAGE, 1 << 30), PAGE)
         self.chunk_bytes = chunk_bytes
@@ -92,10 +91,7 @@ class ExpertCache:
         self.index = index
         self._k3 = self.compat == "k3-v1"
 
-        probe = self._probe()
-        # NOTE: an O_DIRECT window adds up to a page each side; a page-multiple stride keeps
-        # every slot (not just slot 0) page aligned.
-        self.slot_bytes = round_up(probe.nbytes + 2 * PAGE, PAGE)
+        self.slot_bytes = slot_stride(self._probe().nbytes)
         self.n_slots = budget // self.slot_bytes
         if self.n_slots < self.topk + 1:
             raise BudgetTooSmall(
@@ -160,12 +156,11 @@ class ExpertCache:
         check_int("len(ids)", len(ids), 0, MAX_BATCH)
         t = self._t
         protected: set[int] = set()
-        if not self._k3:
-            for e in ids:
-                s = t.slot_of[layer * self.n_experts + e]
-                if s >= 0 and s not in protected:
-                    t.stamp(s)
-                    protected.add(s)
+        for e in ids:
+            s = t.slot_of[layer * self.n_experts + e]
+            if s >= 0 and s not in protected:
+                t.stamp(s)
+                protected.add(s)
         return self._io.load_batch(layer, ids, protected, MAX_BATCH)
 
     def _get_many_k3(self, layer: object, raw: list[object]) -> int:
@@ -233,20 +228,19 @@ class ExpertCache:
         self._acct.reset()
         self._log.add("reset")
 
-    def stats(self) -> dict[str, object]:
-        """Upstream figures and exact counters of the current window, plus gauges."""
+    def stats(self) -> CacheStats:
+        """Upstream figures and exact counters of the current window, plus gauges (frozen)."""
         t = self._t
-        return self._acct.stats({
-            "n_slots": self.n_slots,
-            "slot_bytes": self.slot_bytes,
-            "arena_bytes": self.n_slots * self.slot_bytes,
-            "compat": self.compat,
-            "resident": t.count("READY"),
-            "inflight": t.count("INFLIGHT"),
-            "pinned": sum(1 for s in range(self.n_slots) if t.pinned[s]),
-            "leased": sum(1 for x in t.leases if x),
-            "trace_dropped": self._trace.dropped,
-        })
+        return self._acct.stats(
+            n_slots=self.n_slots,
+            slot_bytes=self.slot_bytes,
+            compat=self.compat,
+            resident=t.count("READY"),
+            inflight=t.count("INFLIGHT"),
+            pinned=sum(1 for s in range(self.n_slots) if t.pinned[s]),
+            leased=sum(1 for x in t.leases if x),
+            trace_dropped=self._trace.dropped,
+        )
 
     def snapshot(self) -> CacheSnapshot:
         """A frozen, read-only picture of every slot, for figures."""

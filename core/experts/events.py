@@ -37,9 +37,6 @@ class EventLog:
         """Events with a sequence number above `seq` that are still in the log."""
         return tuple(e for e in self._events if e.seq > seq)
 
-    def __len__(self) -> int:
-        return len(self._events)
-
 
 class TraceBuffer:
     """(layer, expert) int32 pairs, recorded at each in-range get; stops at `limit` pairs."""

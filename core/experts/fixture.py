@@ -40,6 +40,16 @@ class FixtureInfo:
     file_sizes: tuple[int, ...]
 
 
+def expert_shapes(rows: int, packed_cols: int) -> list[tuple[int, int]]:
+    """Shapes of an expert's six U8 tensors in canonical order: (packed, scale) x 3 matrices."""
+    return [(rows, packed_cols), (rows, packed_cols * 2 // 32)] * 3
+
+
+def expert_bytes(rows: int, packed_cols: int) -> int:
+    """Payload bytes of one fixture expert (1,632 at upstream's rows 8, packed_cols 64)."""
+    return sum(r * c for r, c in expert_shapes(rows, packed_cols))
+
+
 def tensor_content(layer: int, expert: int, i: int, nbytes: int, content: str) -> np.ndarray:
     """The bytes of tensor i (canonical order) of an expert: (nbytes,) uint8."""
     if content == "k3-v1":  # byte j = (j + base) mod 251, base from expert, matrix, is-scale
@@ -77,7 +87,7 @@ def write_fixture(
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
 
-    shapes = [(rows, packed_cols), (rows, packed_cols * 2 // 32)] * 3
+    shapes = expert_shapes(rows, packed_cols)
     keys = [(L, e) for L in range(dense_layers, n_layers) for e in range(n_experts)]
     per = -(-len(keys) // n_shards)
     paths, starts, sizes = [], [], []
@@ -92,9 +102,8 @@ def write_fixture(
         paths.append(path)
         starts.append(start)
         sizes.append(size)
-    expert_bytes = sum(r * c for r, c in shapes)
-    return FixtureInfo(tuple(paths), n_layers, n_experts, dense_layers, expert_bytes,
-                       tuple(starts), tuple(sizes))
+    return FixtureInfo(tuple(paths), n_layers, n_experts, dense_layers,
+                       expert_bytes(rows, packed_cols), tuple(starts), tuple(sizes))
 
 
 def _items(block: list[tuple[int, int]], order: str) -> list[tuple[str, int, int, int]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.errors import ParamError
 from core.experts.errors import ExpertLoadError
 from core.experts.shards import ShardIndex, TensorEntry
 
@@ -37,9 +38,22 @@ class ExpertLayout:
     mxfp4: bool = True
 
     def __post_init__(self) -> None:
-        assert "{layer}" in self.template and "{expert}" in self.template, self.template
-        assert len(self.parts) == len(self.short_names) >= 1
-        assert not self.mxfp4 or len(self.parts) % 2 == 0
+        for field in ("{layer}", "{expert}"):
+            if field not in self.template:
+                raise ParamError(f"template must contain {field}, got {self.template!r}")
+        try:
+            self.template.format(layer=0, expert=0, w="w", part="part")
+        except (KeyError, IndexError, ValueError) as e:
+            raise ParamError(f"template may use only {{layer}} {{expert}} {{w}} {{part}}, got "
+                             f"{self.template!r} ({type(e).__name__}: {e})") from None
+        if not self.parts:
+            raise ParamError("parts must name at least one tensor, got ()")
+        if len(self.short_names) != len(self.parts):
+            raise ParamError(f"short_names must give one name per part ({len(self.parts)}), "
+                             f"got {len(self.short_names)}: {self.short_names!r}")
+        if self.mxfp4 and len(self.parts) % 2:
+            raise ParamError(f"parts must come in (packed, scale) pairs when mxfp4 is set, "
+                             f"got {len(self.parts)} parts")
 
     def name(self, layer: int, expert: int, i: int) -> str:
         w, part = self.parts[i]
@@ -62,10 +76,6 @@ class ExpertRef:
     contiguous: bool
     lo: int  # lowest file offset of any tensor
     hi: int  # highest end
-
-    @property
-    def key_name(self) -> str:
-        return f"layer {self.layer} expert {self.expert}"
 
 
 def resolve_expert(index: ShardIndex, layout: ExpertLayout, layer: int, expert: int) -> ExpertRef:

@@ -20,8 +20,8 @@ from core.experts.events import EventLog
 from core.experts.layout import ExpertLayout, ExpertRef, resolve_expert
 from core.experts.reader import MAX_PIECES, ReadPlan, ShardFiles, complete, plan_reads
 from core.experts.shards import ShardIndex
+from core.experts.slot_view import make_view
 from core.experts.slots import DEMAND, PREFETCH, SlotTable
-from core.experts.view import make_view
 
 
 class SlotLoader:

@@ -1,7 +1,8 @@
 """Reads of one expert into its slot: the aligned-window plan, chunking, and the checks.
 
 A contiguous expert is read as its 4096-aligned window `[floor(lo), ceil(hi))`, so the payload
-lands at `pad = lo - floor(lo)` inside the slot. The same layout is used with O_DIRECT and with
+lands at `pad = lo - floor(lo)` inside the slot; `slot_stride` is the one place the slot size
+follows from that rule. The same layout is used with O_DIRECT and with
 buffered reads, so slot layout and device-byte accounting do not depend on the filesystem.
 Completeness is checked per piece: every chunk must be whole, except a last chunk cut at EOF
 that still covers `pad + nbytes`.
@@ -13,6 +14,7 @@ import errno
 import os
 from dataclasses import dataclass
 
+from core.errors import check_int
 from core.experts.layout import ExpertRef
 from core.experts.shards import ShardIndex
 
@@ -22,6 +24,16 @@ MAX_PIECES = 512  # work items per batch; the guard upstream added after a 64 x 
 
 def round_up(n: int, m: int) -> int:
     return -(-n // m) * m
+
+
+def slot_stride(payload_bytes: int) -> int:
+    """Bytes per arena slot for experts of `payload_bytes`: upstream's
+    `round_up(payload + 2 x 4096, 4096)`.
+
+    An aligned window adds up to a page each side of the payload, and a page-multiple stride
+    keeps every slot (not only slot 0) a valid O_DIRECT destination.
+    """
+    return round_up(check_int("payload_bytes", payload_bytes, 1) + 2 * PAGE, PAGE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,9 +175,6 @@ class ShardIndex:
     def __len__(self) -> int:
         return len(self._by_name)
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._by_name
-
     def __getitem__(self, name: str) -> TensorEntry:
         try:
             return self._by_name[name]
@@ -186,9 +183,3 @@ class ShardIndex:
 
     def get(self, name: str) -> TensorEntry | None:
         return self._by_name.get(name)
-
-    def names(self) -> tuple[str, ...]:
-        return tuple(self._by_name)
-
-    def file_size(self, shard: int) -> int:
-        return self.headers[shard].file_size

@@ -127,6 +127,3 @@ class Leases:
         for s in self._held:
             self.table.leases[s] = 0
         self._held.clear()
-
-    def __len__(self) -> int:
-        return len(self._held)

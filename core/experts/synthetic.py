@@ -6,13 +6,14 @@ reuses many of the previous token's experts). Each (token, layer) picks `topk` d
 experts: each of the previous token's experts at that layer is kept with probability
 `persistence`, the rest are drawn without replacement from a Zipf-like popularity
 p(rank r) ~ 1 / (r + 1)^skew over a per-layer random ranking (Gumbel top-k).
+`repeats_previous` measures persistence back from a trace.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.errors import check_float, check_int
+from core.errors import ParamError, check_float, check_int
 
 
 def zipf_popularity(n_experts: int, skew: float) -> np.ndarray:
@@ -55,3 +56,17 @@ def synthetic_trace(
         out[tok, :, :, 1] = top
         prev = top
     return out.reshape(-1, 2)
+
+
+def repeats_previous(ids: np.ndarray) -> np.ndarray:
+    """Which of each token's experts the previous token also chose, for one layer's routing.
+
+    ids: [T, k] expert ids per token. Returns [T, k] bool; row 0 is all False. Its mean over
+    rows 1.. is the measured persistence (at least `persistence`: a fresh draw may repeat too).
+    """
+    a = np.asarray(ids)
+    if a.ndim != 2:
+        raise ParamError(f"ids must be a (tokens, topk) array, got shape {a.shape}")
+    kept = np.zeros(a.shape, bool)
+    kept[1:] = (a[1:, :, None] == a[:-1, None, :]).any(-1)  # (T - 1, k)
+    return kept

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from core.experts import ExpertCache, ExpertLayout, ShardIndex
-from core.experts.reader import PAGE, round_up
+from core.experts import ExpertCache, ExpertLayout, ShardIndex, slot_stride
 
 if TYPE_CHECKING:
     from core.model.config import ModelDims
@@ -72,8 +71,8 @@ class CacheProvider(ExpertProvider):
 
 
 def slot_bytes(dims: ModelDims) -> int:
-    """ExpertCache's slot stride for one of the model's experts (payload + a page each side)."""
-    return round_up(dims.expert_bytes + 2 * PAGE, PAGE)
+    """ExpertCache's slot stride for one of the model's experts (core.experts.slot_stride)."""
+    return slot_stride(dims.expert_bytes)
 
 
 def open_cache(directory: str | Path, dims: ModelDims, capacity: int, **kw: object

@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from core.experts import compulsory_ceiling, hit_rate_curve, synthetic_trace
-from core.experts.replay import POLICIES
+from core.experts.policies import POLICIES
 from tabs.palette import ROLE
 
 MAX_POINTS = 24  # capacities replayed per curve: enough for a smooth line, cheap to compute
@@ -28,9 +28,9 @@ def trace(tokens: int, n_experts: int, topk: int, skew: float, persistence: floa
     return t
 
 
-def capacities(topk: int, n_experts: int) -> np.ndarray:
-    """Capacities from the floor topk + 1 up to every expert resident, at most MAX_POINTS."""
-    return np.unique(np.linspace(topk + 1, n_experts, MAX_POINTS).round().astype(int))
+def capacities(topk: int, n_keys: int) -> np.ndarray:
+    """Capacities from the floor topk + 1 up to every key (expert) resident, at most MAX_POINTS."""
+    return np.unique(np.linspace(topk + 1, n_keys, MAX_POINTS).round().astype(int))
 
 
 @functools.lru_cache(maxsize=32)

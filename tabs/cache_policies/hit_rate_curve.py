@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.errors import ParamError
-from core.experts.replay import POLICIES
+from core.experts.policies import POLICIES
 from tabs.cache_policies.common import curves, plot_policies
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE

@@ -7,10 +7,10 @@ import functools
 import numpy as np
 
 from core.experts import compulsory_ceiling, hit_rate_curve
-from core.experts.replay import POLICIES
+from core.experts.policies import POLICIES
 from core.model.trace import TRACE_FILE, load, request_trace
 from core.model.weights import ASSET_DIR
-from tabs.cache_policies.common import MAX_POINTS, plot_policies
+from tabs.cache_policies.common import capacities, plot_policies
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
@@ -22,7 +22,7 @@ def _curves(tokens: int) -> tuple[np.ndarray, dict[str, np.ndarray], float, int,
     tokens = min(tokens, n_tokens)
     reqs = request_trace(t)[: tokens * n_layers * topk]  # token-major, then layer, then rank
     keys = n_layers * t.n_experts
-    caps = np.unique(np.linspace(topk + 1, keys, MAX_POINTS).round().astype(int))
+    caps = capacities(topk, keys)
     rates = hit_rate_curve(reqs, [int(c) for c in caps], POLICIES)
     return caps, rates, compulsory_ceiling(reqs), n_layers, t.n_experts, topk
 

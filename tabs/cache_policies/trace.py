@@ -6,6 +6,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
+from core.experts import repeats_previous
 from tabs.cache_policies.common import trace
 from tabs.cache_policies.hit_rate_curve import check_geometry
 from tabs.figure import FigureResult, lab_figure
@@ -24,8 +25,7 @@ def policy_trace(skew: float, persistence: float, topk: int, n_experts: int, tok
     rank[order] = np.arange(n_experts)
     shown = min(tokens, SHOWN)
     grid = np.zeros((n_experts, shown), np.int8)  # 0 idle, 1 new, 2 kept from the last token
-    kept = np.zeros((tokens, topk), bool)
-    kept[1:] = (ids[1:, :, None] == ids[:-1, None, :]).any(-1)  # (T, k)
+    kept = repeats_previous(ids)  # (T, k)
     for t in range(shown):
         grid[rank[ids[t]], t] = np.where(kept[t], 2, 1)
     share = 100 * counts[order] / counts.sum()

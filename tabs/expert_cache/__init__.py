@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from core.experts.scenarios import SCENARIOS
+from core.experts.scenarios import MAX_TOPK, SCENARIOS
 from tabs.controls import Choice, Slider
+from tabs.expert_cache.common import SLOTS
 from tabs.expert_cache.counters import cache_counters
 from tabs.expert_cache.hit_rates import cache_hit_rates
 from tabs.expert_cache.slot_map import cache_slot_map
@@ -15,10 +16,9 @@ TAB = TabSpec(
     id="expert_cache",
     title="Expert cache",
     controls=(
-        Slider("slots", "Slots (budget = slots × 12,288 B)", 5, 16, 8, demo=6,
-               info="The hero: fewer slots, more evictions. Must be at least top-k + 1."),
+        SLOTS,
         Choice("scenario", "Scenario", SCENARIOS, "prefetch then consume", demo="reset window"),
-        Slider("topk", "Top-k (experts per token)", 1, 8, 4, demo=2),
+        Slider("topk", "Top-k (experts per token)", 1, MAX_TOPK, 4, demo=2),
         Slider("schedule", "Schedule length (tokens after the probe)", 4, 24, 12, demo=16),
         Slider("seed", "Routing seed", 0, 99, 0, demo=7),
     ),

@@ -1,18 +1,22 @@
-"""Shared by the expert-cache figures: the scenario run behind the controls, and cell colours."""
+"""Shared by the expert-cache figures: the slots control, the scenario run behind the controls,
+and cell colours."""
 
 from __future__ import annotations
 
 from matplotlib.colors import to_rgb
 
-from core.experts.scenarios import Cell, ScenarioRun, check_slots, run_scenario
+from core.experts.scenarios import STRIDE, Cell, ScenarioRun, check_slots, run_scenario
+from tabs.controls import Slider
 from tabs.palette import ROLE
 
-SLOTS_MAX = 16  # the slider's range; the engine allows up to 24
+SLOTS = Slider("slots", f"Slots (budget = slots × {STRIDE:,} B)", 5, 16, 8, demo=6,
+               info="The hero: fewer slots, more evictions. Must be at least top-k + 1.")
 
 
 def scenario_run(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> ScenarioRun:
-    """The recorded run for these controls (slots checked against topk first, by name)."""
-    check_slots(slots, topk, SLOTS_MAX)
+    """The recorded run for these controls (slots checked against topk and the slider's range
+    first, by name; the engine itself allows up to 24)."""
+    check_slots(slots, topk, int(SLOTS.maximum))
     return run_scenario(scenario, slots, topk, schedule, seed)
 
 
@@ -31,7 +35,3 @@ def tint(role: str, amount: float) -> tuple[float, float, float]:
     """The role colour blended towards white by `amount` (0: the colour, 1: white)."""
     r, g, b = to_rgb(ROLE[role])
     return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
-
-
-def pct(num: int, den: int) -> float:
-    return 100.0 * num / den if den else 0.0

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Patch
 
-from core.experts.scenarios import SCENARIOS, ScenarioRun
-from tabs.expert_cache.common import pct, scenario_run, tint
+from core.experts.scenarios import SCENARIOS, RunTotals, run_totals, window_rates
+from tabs.expert_cache.common import scenario_run, tint
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
@@ -21,31 +21,13 @@ AGG = {"color": "white", "edgecolor": ROLE["reference"], "hatch": "....", "linew
 WRONG = tint("miss", 0.85)  # faint band behind a window whose aggregate is wrong
 
 
-def _totals(run: ScenarioRun) -> tuple[float, float, float, float, int, int]:
-    """(raw, aggregate, exact resident, exact prefetched) in %, wrong windows, windows with gets."""
-    s = [w.stats for w in run.windows]
-    req = sum(int(x["requests"]) for x in s)
-    hits = sum(int(x["hits"]) for x in s)
-    agg = sum(max(int(x["aggregate_adjusted_hits"]), 0) for x in s)
-    dem = sum(int(x["demand_requests"]) for x in s)
-    res = sum(int(x["hits_resident"]) for x in s)
-    pre = sum(int(x["hits_prefetched"]) for x in s)
-    wrong = sum(w.aggregate_wrong for w in run.windows)
-    active = sum(w.requests > 0 for w in run.windows)
-    return pct(hits, req), pct(agg, req), pct(res, dem), pct(pre, dem), wrong, active
-
-
 def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> FigureResult:
     run = scenario_run(slots, scenario, topk, schedule, seed)
     ws = run.windows
     x = np.arange(len(ws))
-    req = np.array([w.requests for w in ws])
-    raw = np.array([pct(int(w.stats["hits"]), w.requests) for w in ws])
-    agg = np.array([pct(max(int(w.stats["aggregate_adjusted_hits"]), 0), w.requests) for w in ws])
-    res = np.array([pct(int(w.stats["hits_resident"]), w.requests) for w in ws])
-    pre = np.array([pct(int(w.stats["hits_prefetched"]), w.requests) for w in ws])
-    runs = {name: scenario_run(slots, name, topk, schedule, seed) for name in SCENARIOS}
-    totals = {name: _totals(r) for name, r in runs.items()}
+    raw, agg, res, pre = np.array([window_rates(w) for w in ws]).reshape(-1, 4).T  # (4, W)
+    totals = {name: run_totals(scenario_run(slots, name, topk, schedule, seed))
+              for name in SCENARIOS}
     with lab_figure(4.3) as fig:
         fig.set_layout_engine("none")  # fixed margins: constrained layout is slow here
         left, right = fig.subplots(1, 2, gridspec_kw=GRID)
@@ -53,10 +35,11 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
         for i, win in enumerate(ws):
             if win.aggregate_wrong:
                 left.axvspan(i - 0.48, i + 0.48, color=WRONG, lw=0, zorder=0)
-                clamped = int(win.stats["aggregate_adjusted_hits"]) < 0
-                left.text(i, 103, f"{win.aggregate_error:+d}".replace("-", "−")
-                          + ("\n(<0)" if clamped else ""), ha="center", va="bottom",
-                          fontsize=7, fontweight="bold", color=ROLE["miss"], linespacing=0.9)
+                label = f"{win.aggregate_error:+d}".replace("-", "−")
+                if win.stats.aggregate_clamped:
+                    label += "\n(<0)"
+                left.text(i, 103, label, ha="center", va="bottom", fontsize=7,
+                          fontweight="bold", color=ROLE["miss"], linespacing=0.9)
             elif not win.requests:
                 left.text(i, 3, "no gets", ha="center", va="bottom", fontsize=7, rotation=90,
                           color=ROLE["annotation"])
@@ -81,30 +64,33 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
         _summary(right, totals, scenario)
     sel = totals[scenario]
     metrics: dict[str, int | float | str | bool] = {
-        "scenario": scenario, "windows": len(ws), "windows_with_gets": int((req > 0).sum()),
-        "windows_aggregate_wrong": sel[4], "raw_pct": sel[0], "aggregate_pct": sel[1],
-        "exact_resident_pct": sel[2], "exact_prefetched_pct": sel[3],
+        "scenario": scenario, "windows": len(ws), "windows_with_gets": sel.windows_with_gets,
+        "windows_aggregate_wrong": sel.wrong_windows, "raw_pct": sel.rates.raw,
+        "aggregate_pct": sel.rates.aggregate, "exact_resident_pct": sel.rates.exact_resident,
+        "exact_prefetched_pct": sel.rates.exact_prefetched,
     }
     for name, t in totals.items():
         key = name.replace(" ", "_")
-        metrics |= {f"{key}_raw_pct": t[0], f"{key}_aggregate_pct": t[1],
-                    f"{key}_exact_resident_pct": t[2], f"{key}_wrong_windows": t[4]}
+        metrics |= {f"{key}_raw_pct": t.rates.raw, f"{key}_aggregate_pct": t.rates.aggregate,
+                    f"{key}_exact_resident_pct": t.rates.exact_resident,
+                    f"{key}_wrong_windows": t.wrong_windows}
     return FigureResult(fig, metrics)
 
 
-def _summary(ax, totals: dict, scenario: str) -> None:
+def _summary(ax, totals: dict[str, RunTotals], scenario: str) -> None:
     names = list(totals)
     y = np.arange(len(names))[::-1].astype(float)
     h = 0.26
-    raw, agg, res, pre = (np.array([totals[n][i] for n in names]) for i in range(4))
+    raw, agg, res, pre = np.array([totals[n].rates for n in names]).T  # (4, scenarios)
     ax.barh(y + h, raw, h, color=ROLE["neutral"])
     ax.barh(y, agg, h, **AGG)
     ax.barh(y - h, res, h, color=ROLE["hit"])
     ax.barh(y - h, pre, h, left=res, color=tint("prefetch", 0.3))
-    labels = [f"{n}\naggregate wrong in {totals[n][4]}/{totals[n][5]}" for n in names]
+    labels = [f"{n}\naggregate wrong in {totals[n].wrong_windows}/{totals[n].windows_with_gets}"
+              for n in names]
     ax.set_yticks(y, labels, fontsize=7.5)
     for lab, n in zip(ax.get_yticklabels(), names, strict=True):
-        lab.set_color(ROLE["miss"] if totals[n][4] else ROLE["annotation"])
+        lab.set_color(ROLE["miss"] if totals[n].wrong_windows else ROLE["annotation"])
         if n == scenario:
             lab.set_fontweight("bold")
     ax.set_xlim(0, 100)

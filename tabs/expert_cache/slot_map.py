@@ -56,7 +56,7 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
         ax.set_yticks(range(rows), [str(s) for s in range(n)] + ["failed"] * failures)
         ax.set_xticks([])
         _groups(ax, run)
-        ax.set_ylabel("slot (12,288 B each)")
+        ax.set_ylabel(f"slot ({run.slot_bytes:,} B each)")
         ax.set_xlabel("step: P = get_many batch, G = gets in router order, W = warm + pin"
                       "   (dashed line = reset_stats: a new counter window)",
                       labelpad=30)

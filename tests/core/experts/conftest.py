@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from safetensors import safe_open
 
-from core.experts import K3_LAYOUT, ExpertLayout, ExpertView, ShardIndex, write_fixture
+from core.experts import K3_LAYOUT, ExpertLayout, ExpertView, write_fixture
 
 # kimi-k3-in-c v1.0.0's tests/fixtures/cache/, copied into the repository (data/README.md)
 UPSTREAM_DIR = Path(__file__).resolve().parent / "data"
@@ -65,19 +65,7 @@ def k3_truth(k3_dir: Path) -> Truth:
     return Truth(k3_dir)
 
 
-@pytest.fixture(scope="session")
-def upstream_dir() -> Path:
-    """The directory holding the upstream file (it is part of the repository: never skipped)."""
-    return UPSTREAM_DIR
-
-
 @pytest.fixture(params=["own", "upstream"])
 def battery_dir(request: pytest.FixtureRequest, k3_dir: Path) -> Path:
-    """Both the project's fixture and the upstream file."""
-    if request.param == "own":
-        return k3_dir
-    return request.getfixturevalue("upstream_dir")
-
-
-def open_index(directory: Path) -> ShardIndex:
-    return ShardIndex.open(directory)
+    """Both the project's fixture and the upstream file (part of the repository: never skipped)."""
+    return k3_dir if request.param == "own" else UPSTREAM_DIR

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.experts import ExpertCache, ShardIndex, invariant_errors
+from core.experts import CacheStats, ExpertCache, ShardIndex, invariant_errors
 
 from .conftest import BUDGET_8, Truth, assert_exact
 
@@ -24,8 +24,8 @@ MODES = [
 ]
 
 
-def _window(stats: dict, *keys: str) -> dict:
-    return {k: stats[k] for k in keys}
+def _window(stats: CacheStats, *keys: str) -> dict[str, int]:
+    return {k: getattr(stats, k) for k in keys}
 
 
 @pytest.mark.parametrize("compat,chunk,direct", MODES)
@@ -44,8 +44,8 @@ def test_upstream_battery(battery_dir: Path, compat, chunk, direct) -> None:
         s = cache.stats()
         assert _window(s, "hits", "misses", "evictions") == \
             {"hits": 0, "misses": 72, "evictions": 64}
-        assert s["bytes_read"] == 72 * 1_632 and s["demand_misses"] == 72
-        assert s["device_bytes"] == 3 * 127_744  # aligned windows, EOF-clipped last expert
+        assert s.bytes_read == 72 * 1_632 and s.demand_misses == 72
+        assert s.device_bytes == 3 * 127_744  # aligned windows, EOF-clipped last expert
         assert invariant_errors(s) == []
 
         # 2. reset; 6 batches of 4: get_many, then get each
@@ -59,8 +59,8 @@ def test_upstream_battery(battery_dir: Path, compat, chunk, direct) -> None:
         s = cache.stats()
         assert _window(s, "hits", "misses", "prefetch_reads", "evictions") == \
             {"hits": 24, "misses": 0, "prefetch_reads": 24, "evictions": 24}
-        assert s["prefetch_reads"] <= s["hits"]  # upstream's only accounting assert
-        assert s["true_resident_rate"] == 0.0
+        assert s.prefetch_reads <= s.hits  # upstream's only accounting assert
+        assert s.true_resident_rate == 0.0
         assert _window(s, "hits_prefetched", "hits_resident", "prefetch_wasted") == \
             {"hits_prefetched": 24, "hits_resident": 0, "prefetch_wasted": 0}
         assert invariant_errors(s) == []
@@ -75,7 +75,7 @@ def test_upstream_battery(battery_dir: Path, compat, chunk, direct) -> None:
         s = cache.stats()
         assert _window(s, "hits", "misses", "prefetch_reads", "evictions") == \
             {"hits": 24, "misses": 0, "prefetch_reads": 26, "evictions": 26}
-        assert s["aggregate_adjusted_hits"] == -2 and s["true_resident_rate"] == 0.0
+        assert s.aggregate_adjusted_hits == -2 and s.true_resident_rate == 0.0
         assert _window(s, "hits_prefetched", "hits_resident", "prefetch_pending",
                        "prefetch_wasted", "carried_pending") == {
             "hits_prefetched": 24, "hits_resident": 0, "prefetch_pending": 2,

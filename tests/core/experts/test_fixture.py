@@ -47,13 +47,13 @@ def test_upstream_file_is_the_pinned_copy() -> None:
     assert UPSTREAM_SHA256 in (UPSTREAM_DIR / "README.md").read_text()
 
 
-def test_k3_v1_content_is_byte_identical_to_upstream(tmp_path: Path, upstream_dir: Path) -> None:
+def test_k3_v1_content_is_byte_identical_to_upstream(tmp_path: Path) -> None:
     """write_fixture(content='k3-v1') writes exactly upstream's 59,776 bytes."""
     info = write_fixture(tmp_path, content="k3-v1")
     assert info.paths[0].read_bytes() == UPSTREAM_FILE.read_bytes()
 
 
-def test_unique_content_keeps_upstream_header_and_geometry(k3_dir: Path, upstream_dir: Path):
+def test_unique_content_keeps_upstream_header_and_geometry(k3_dir: Path) -> None:
     """Same header bytes as upstream (so every offset matches); only the payload differs."""
     ours = next(k3_dir.glob("*.safetensors")).read_bytes()
     theirs = UPSTREAM_FILE.read_bytes()

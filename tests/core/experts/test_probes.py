@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.experts import ExpertCache, ShardIndex, invariant_errors
+from core.experts import CacheStats, ExpertCache, ShardIndex, invariant_errors
 
 from .conftest import BUDGET_8, Truth, assert_exact
 
@@ -22,9 +22,9 @@ def _cache(d: Path, compat, budget: int = BUDGET_8) -> ExpertCache:
     return ExpertCache(ShardIndex.open(d), 1, 24, 4, budget, compat=compat)
 
 
-def _exact(s: dict) -> tuple[int, int, int]:
+def _exact(s: CacheStats) -> tuple[int, int, int]:
     assert invariant_errors(s) == []
-    return s["hits_prefetched"], s["hits_resident"], s["prefetch_pending"]
+    return s.hits_prefetched, s.hits_resident, s.prefetch_pending
 
 
 @BOTH
@@ -33,30 +33,30 @@ def test_prefetch_then_consume_then_again_then_reset(k3_dir: Path, k3_truth: Tru
     with _cache(k3_dir, compat) as c:
         assert c.get_many(0, [0, 1, 2, 3]) == 4
         s = c.stats()
-        assert (s["requests"], s["prefetch_reads"], s["bytes_read"]) == (0, 4, 6_528)
-        assert s["device_bytes"] == 20_480  # 5 pages of aligned windows for 6,528 payload
+        assert (s.requests, s.prefetch_reads, s.bytes_read) == (0, 4, 6_528)
+        assert s.device_bytes == 20_480  # 5 pages of aligned windows for 6,528 payload
         assert len({x.slot for x in c.snapshot().slots if x.state == "READY"}) == 4
         assert _exact(s) == (0, 0, 4)
 
         for e in range(4):
             assert_exact(c.get(0, e), k3_truth, 0, e)
         s = c.stats()
-        assert (s["hits"], s["requests"], s["aggregate_adjusted_hits"]) == (4, 4, 0)
+        assert (s.hits, s.requests, s.aggregate_adjusted_hits) == (4, 4, 0)
         assert _exact(s) == (4, 0, 0)
 
         for e in range(4):
             c.get(0, e)
         s = c.stats()
-        assert (s["hits"], s["requests"], s["aggregate_adjusted_hits"]) == (8, 8, 4)
-        assert s["bytes_read"] == 6_528
+        assert (s.hits, s.requests, s.aggregate_adjusted_hits) == (8, 8, 4)
+        assert s.bytes_read == 6_528
         assert _exact(s) == (4, 4, 0)
 
         c.reset_stats()
         for e in range(4):
             c.get(0, e)
         s = c.stats()
-        assert (s["hits"], s["prefetch_reads"], s["bytes_read"]) == (4, 0, 0)
-        assert _exact(s) == (0, 4, 0) and s["carried_pending"] == 0
+        assert (s.hits, s.prefetch_reads, s.bytes_read) == (4, 0, 0)
+        assert _exact(s) == (0, 4, 0) and s.carried_pending == 0
 
 
 @BOTH
@@ -67,10 +67,10 @@ def test_altered_schedule_prefetch_four_get_zero_four_times(k3_dir: Path, compat
         for _ in range(4):
             c.get(0, 0)
         s = c.stats()
-        assert (s["hits"], s["prefetch_reads"], s["bytes_read"]) == (4, 4, 6_528)
-        assert max(s["aggregate_adjusted_hits"], 0) == 0 and s["true_resident_rate"] == 0.0
+        assert (s.hits, s.prefetch_reads, s.bytes_read) == (4, 4, 6_528)
+        assert max(s.aggregate_adjusted_hits, 0) == 0 and s.true_resident_rate == 0.0
         assert _exact(s) == (1, 3, 3)
-        assert s["exact_resident_rate"] == 0.75
+        assert s.exact_resident_rate == 0.75
 
 
 @BOTH
@@ -82,9 +82,9 @@ def test_prefetch_consumed_after_reset(k3_dir: Path, compat) -> None:
         for e in range(4):
             c.get(0, e)
         s = c.stats()
-        assert (s["hits"], s["prefetch_reads"], s["aggregate_adjusted_hits"]) == (4, 0, 4)
+        assert (s.hits, s.prefetch_reads, s.aggregate_adjusted_hits) == (4, 0, 4)
         assert _exact(s) == (4, 0, 0)
-        assert (s["carried_pending"], s["prefetch_consumed_cross_window"]) == (4, 4)
+        assert (s.carried_pending, s.prefetch_consumed_cross_window) == (4, 4)
 
 
 @BOTH
@@ -96,7 +96,7 @@ def test_unconsumed_prefetch_evicted_is_waste(k3_dir: Path, compat) -> None:
             c.get(0, e)
             c.begin_layer()
         s = c.stats()
-        assert (s["prefetch_wasted"], s["wasted_bytes"], s["prefetch_pending"]) == (1, 4_096, 0)
+        assert (s.prefetch_wasted, s.wasted_bytes, s.prefetch_pending) == (1, 4_096, 0)
         assert invariant_errors(s) == []
         assert [e.op for e in c.events() if e.expert == 0][-2:] == ["evict", "waste"]
 
@@ -109,9 +109,9 @@ def test_warm_counts_a_request_only_in_compat(k3_dir: Path) -> None:
             assert c.warm(0, 5) is True and c.warm(0, 5) is False
             c.get(0, 5)
             s = c.stats()
-            assert (s["hits"], s["misses"], s["requests"], s["aggregate_adjusted_hits"]) == upstream
+            assert (s.hits, s.misses, s.requests, s.aggregate_adjusted_hits) == upstream
             assert _exact(s) == (1, 0, 0)
-            assert (s["warm_reads"], s["demand_requests"]) == (1, 1)
+            assert (s.warm_reads, s.demand_requests) == (1, 1)
 
 
 def test_batch_evicts_its_own_member_only_in_compat(k3_dir: Path) -> None:
@@ -126,4 +126,4 @@ def test_batch_evicts_its_own_member_only_in_compat(k3_dir: Path) -> None:
             assert (c.resident(0, 0) is not None) is member_survives
             c.reset_stats()
             c.get(0, 0)
-            assert c.stats()["misses"] == (0 if member_survives else 1)
+            assert c.stats().misses == (0 if member_survives else 1)

@@ -53,7 +53,7 @@ def _check(c: ExpertCache, payloads: dict, live: list, fixed: bool) -> None:
     s = c.stats()
     assert invariant_errors(s) == []
     t = c._t
-    assert s["inflight"] == 0
+    assert s.inflight == 0
     ready = [x for x in range(c.n_slots) if t.key_of[x] >= 0]
     assert sum(1 for x in t.slot_of if x >= 0) == len(ready)
     for x in ready:
@@ -62,7 +62,7 @@ def _check(c: ExpertCache, payloads: dict, live: list, fixed: bool) -> None:
         assert v.valid() and v.payload() == payloads[(v.layer, v.expert)]
     if fixed:
         assert all(v.valid() for v in live)
-        assert s["leased"] == len({v.slot for v in live})
+        assert s.leased == len({v.slot for v in live})
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -112,4 +112,4 @@ def test_random_ops_keep_invariants(small, ops, compat, chunk) -> None:
             if kind == "get":
                 gets += 1
             _check(c, payloads, live, fixed)
-            assert c.stats()["demand_requests"] == gets
+            assert c.stats().demand_requests == gets

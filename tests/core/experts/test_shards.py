@@ -44,7 +44,7 @@ def _assert_matches_safe_open(index: ShardIndex) -> None:
 
 
 class TestIndex:
-    def test_upstream_file_geometry(self, upstream_dir: Path) -> None:
+    def test_upstream_file_geometry(self) -> None:
         """The upstream fixture: 144 tensors, header 20,600 B, data at 20,608, 59,776 B."""
         index = ShardIndex.open(UPSTREAM_FILE)
         h = index.headers[0]

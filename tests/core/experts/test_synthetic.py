@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.errors import ParamError
-from core.experts import replay, synthetic_trace, zipf_popularity
+from core.experts import repeats_previous, replay, synthetic_trace, zipf_popularity
 
 
 def test_shape_order_and_distinct_topk() -> None:
@@ -39,6 +39,25 @@ def test_skew_concentrates_and_persistence_helps_lru() -> None:
     hot = [replay(synthetic_trace(300, 4, 32, 4, 0.5, p, 3), 24).hit_rate for p in (0.0, 0.8)]
     assert hot[1] > hot[0] + 0.2
     assert zipf_popularity(8, 0.0) == pytest.approx(np.full(8, 1 / 8))
+
+
+def test_repeats_previous_hand_worked() -> None:
+    """Token 1 keeps 3 of token 0's (2, 3); token 2 keeps 5 and 3 of token 1's (3, 5)."""
+    ids = np.array([[2, 3], [3, 5], [5, 3], [0, 1]])
+    assert repeats_previous(ids).tolist() == [[False, False], [True, False], [True, True],
+                                              [False, False]]
+    with pytest.raises(ParamError, match="ids"):
+        repeats_previous(np.zeros(4, int))
+
+
+@pytest.mark.parametrize("persistence", [0.0, 0.5, 1.0])
+def test_measured_persistence_is_at_least_the_knob(persistence: float) -> None:
+    """Each kept expert repeats by construction; a fresh draw may repeat one too."""
+    ids = synthetic_trace(400, 1, 32, 4, 1.0, persistence, 4)[:, 1].reshape(400, 4)
+    measured = repeats_previous(ids)[1:].mean()
+    assert measured >= persistence - 0.05
+    if persistence == 1.0:
+        assert measured == 1.0
 
 
 @pytest.mark.parametrize("args,name", [

@@ -1,4 +1,5 @@
-"""Offline trace replay: hits, misses and evictions of a (layer, expert) trace at any capacity.
+"""Cache policies replayed offline: hits, misses and evictions of a (layer, expert) trace at any
+capacity (policy replay; speculative decoding's replay lives in core.spec).
 
 Policies: "lru" (what the live cache does; counter for counter equal to ExpertCache over the
 same gets), "lfu" (evict the fewest requests so far, counts kept across evictions, ties to the
