@@ -72,6 +72,11 @@ class K3Dims:
         return self.kda_heads * self.kda_head_dim**2 * 4
 
     @property
+    def kda_conv_bytes(self) -> int:
+        """bf16 short-conv tail of one KDA layer: (conv - 1) tokens x q, k, v channels (216 KiB)."""
+        return (self.conv_size - 1) * 3 * self.kda_heads * self.kda_head_dim * self.bytes_per_param
+
+    @property
     def mla_bytes_per_token(self) -> int:
         return (self.kv_latent + self.qk_rope) * self.bytes_per_param  # 1,152 B
 

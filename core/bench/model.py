@@ -48,7 +48,7 @@ def run(n_decode: int = 64, n_prefill: int = 256, repeat: int = 3) -> Result:
         cache.reset_stats()
         t_cache = best_of(lambda: _decode(model, n_decode, provider), repeat, warmup=0)
         stats = cache.stats()
-    hit_rate = stats["hits_resident"] / max(1, stats["demand_requests"])
+    hit_rate = stats.hits_resident / max(1, stats.demand_requests)
     idx = torch.randint(0, 256, (1, n_prefill), generator=torch.Generator().manual_seed(0))
 
     def stepwise() -> None:

@@ -130,6 +130,16 @@ class ModelDims:
         return (H * K * K + (self.conv_size - 1) * 3 * self.kda_inner) * self.bytes_per_param
 
     @property
+    def kda_recurrent_bytes(self) -> int:
+        """The delta-rule state S of one KDA layer alone: H x d_k x d_v."""
+        return self.kda_heads * self.kda_head_dim**2 * self.bytes_per_param
+
+    @property
+    def kda_conv_bytes(self) -> int:
+        """The short-conv tail of one KDA layer: (conv - 1) tokens x q, k, v channels."""
+        return (self.conv_size - 1) * 3 * self.kda_inner * self.bytes_per_param
+
+    @property
     def mla_bytes_per_token(self) -> int:
         return self.kv_latent * self.bytes_per_param
 

@@ -53,10 +53,17 @@ class Block(nn.Module):
         self.moe = MoE(d, layer)
 
     def forward(self, x: torch.Tensor, state: KDAState | MLAState | None,
-                provider: ExpertProvider, step: bool) -> tuple[torch.Tensor, Routing]:
+                provider: ExpertProvider, step: bool, capture_at: tuple[int, ...] = ()
+                ) -> tuple[torch.Tensor, Routing]:
         """x [B, T, D] -> ([B, T, D], routing); step=True: T == 1 and state is required."""
         h = self.norm1(x)
-        x = x + (self.mixer.step(h, state) if step else self.mixer(h, state))  # [B, T, D]
+        if step:
+            mixed = self.mixer.step(h, state)
+        elif capture_at and self.kind == "kda":
+            mixed = self.mixer(h, state, capture_at)
+        else:
+            mixed = self.mixer(h, state)
+        x = x + mixed  # [B, T, D]
         y, r = self.moe(self.norm2(x), provider)
         return x + y, r
 
@@ -93,14 +100,22 @@ class HybridLM(nn.Module):
                            tokens=[[] for _ in range(B)])
 
     def forward(self, idx: torch.Tensor, state: DecodeState | None = None,
-                provider: ExpertProvider | None = None) -> Output:
-        """idx [B, T] int64 -> logits [B, T, V]; with a state, continue it and advance it."""
+                provider: ExpertProvider | None = None, capture_at: tuple[int, ...] = ()
+                ) -> Output:
+        """idx [B, T] int64 -> logits [B, T, V]; with a state, continue it and advance it.
+
+        capture_at (needs a state, no grad): positions of this call, multiples of 64, after
+        which every KDA layer copies its state into its KDAState.captured (prefix checkpoints).
+        """
         provider = provider or self.resident()
         self._check_tokens("idx", idx, 2)
+        if capture_at and (state is None or torch.is_grad_enabled()):
+            raise ParamError("capture_at needs a DecodeState and torch.no_grad()")
         x = self.embed(idx)  # [B, T, D]
         routing = []
         for i, b in enumerate(self.blocks):
-            x, r = b(x, state.layers[i] if state is not None else None, provider, step=False)
+            x, r = b(x, state.layers[i] if state is not None else None, provider, step=False,
+                     capture_at=capture_at)
             routing.append(r)
         if state is not None:
             state.pos += idx.shape[1]

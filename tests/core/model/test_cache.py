@@ -28,7 +28,7 @@ def resident(tiny_dir: Path):
 def _assert_demand(cache, demand: np.ndarray) -> None:
     s = cache.stats()
     assert np.array_equal(cache.trace(), demand)
-    assert s["demand_requests"] == len(demand)
+    assert s.demand_requests == len(demand)
     hist = np.zeros((TINY.n_layers, TINY.n_experts), np.int64)
     np.add.at(hist, (demand[:, 0], demand[:, 1]), 1)
     assert np.array_equal(cache.hist(), hist)

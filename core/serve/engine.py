@@ -1,0 +1,197 @@
+"""Engine: the tiny hybrid model served over a page pool with a two-stage prefix cache.
+
+One request at a time (nano-vllm's shape: admit, prefill, decode, publish, retire):
+  admit    prefix lookup; all pages the request can need (prompt + n_new tokens) are reserved
+           up front, evicting unpinned cache entries if needed, so a request never fails
+           midway; too few pages raise OutOfPages with nothing changed.
+  restore  the reused blocks' MLA pages are shared (refcount); the checkpoint group's KDA states
+           are copied into the request's own pages (the group stays intact).
+  prefill  the uncached suffix in one forward (the same arithmetic as HybridLM.forward), which
+           also captures the KDA states at every retained boundary (kda_chunked_states).
+  publish  new full prompt blocks and their checkpoint groups (every `checkpoint_every` blocks);
+           groups become ready at the end of the step.
+  decode   greedy steps over the pages: load state, HybridLM.step, store the new latent.
+  retire   the request's pages are freed; what the prefix cache retains stays.
+Oracle: a prefix hit gives the last logits of a cold forward (max abs <= 1e-4); with no reuse
+`generate` equals HybridLM.generate byte for byte.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from core.errors import ParamError, check_int
+from core.model.experts import ExpertProvider
+from core.model.layers import KDAState
+from core.model.model import DecodeState, HybridLM
+from core.paging.pool import OutOfPages, PageKind, PagePool
+from core.paging.sequence import PagedSequence
+from core.prefix.cache import PrefixCache
+from core.prefix.entries import Lease, LookupResult
+from core.prefix.hashing import check_prompt
+from core.serve.reports import DecodeStep, GenerateReport, PoolUsage, PrefillReport
+
+KDA_CHUNK = 64  # checkpoints are captured at KDA chunk boundaries: pages are a multiple
+MAX_PROMPT = 1 << 20
+
+
+class Engine:
+    def __init__(self, model: HybridLM, pool_pages: int, tokens_per_page: int = 64,
+                 checkpoint_every: int = 1, prefix_cache: bool = True,
+                 provider: ExpertProvider | None = None) -> None:
+        if not isinstance(model, HybridLM):
+            raise ParamError(f"model must be a HybridLM, got {type(model).__name__}")
+        self.P = check_int("tokens_per_page", tokens_per_page, KDA_CHUNK, 1024)
+        if self.P % KDA_CHUNK:
+            raise ParamError(f"tokens_per_page must be a multiple of {KDA_CHUNK} (the KDA chunk, "
+                             f"where checkpoints are exact), got {self.P}")
+        self.checkpoint_every = check_int("checkpoint_every", checkpoint_every, 1, 1 << 20)
+        self.model, self.dims = model, model.dims
+        self.provider = provider
+        page_bytes = self.P * self.dims.mla_bytes_per_token
+        self.pool = PagePool(check_int("pool_pages", pool_pages, 1, 1 << 20), page_bytes)
+        self.cache = PrefixCache(self.pool, self.dims, self.P) if prefix_cache else None
+
+    # ---- public ---------------------------------------------------------------------------
+    @torch.no_grad()
+    def prefill(self, prompt: bytes, check_groups: bool = True) -> PrefillReport:
+        """Serve a prompt's prefill and retire it (what the cache retains stays)."""
+        req = _Request(self, _check(prompt), 0, check_groups)
+        try:
+            return req.prefill()
+        finally:
+            req.retire()
+
+    @torch.no_grad()
+    def generate(self, prompt: bytes, n_new: int) -> GenerateReport:
+        """Prefill, then n_new greedy bytes over the pages."""
+        n_new = check_int("n_new", n_new, 0, 1 << 16)
+        req = _Request(self, _check(prompt), n_new, True)
+        try:
+            pre = req.prefill()
+            steps = req.decode(pre.last_logits, n_new)
+            return GenerateReport(bytes(s.token for s in steps), pre, tuple(steps), req.usage())
+        finally:
+            req.retire()
+
+    def check(self) -> None:
+        self.pool.check()
+        if self.cache is not None:
+            self.cache.check()
+
+
+def _check(prompt: object) -> bytes:
+    prompt = check_prompt(prompt)
+    if not 1 <= len(prompt) <= MAX_PROMPT:
+        raise ParamError(f"prompt must have 1 to {MAX_PROMPT:,} bytes, got {len(prompt)}")
+    return prompt
+
+
+class _Request:
+    """One request's life in the engine: its pages, its lease on the cache, its tokens."""
+
+    def __init__(self, eng: Engine, prompt: bytes, n_new: int, check_groups: bool) -> None:
+        self.eng, self.prompt, self.tokens = eng, prompt, list(prompt)
+        self.t0 = time.perf_counter()
+        self.seq = PagedSequence(eng.pool, eng.dims, eng.P)
+        self.lease: Lease | None = None
+        cache = eng.cache
+        self.lookup: LookupResult | None = (
+            cache.lookup(prompt, check_groups) if cache is not None else None)
+        reused = self.lookup.boundary_blocks if self.lookup is not None else 0
+        need = self.seq.pages_needed(len(prompt) + n_new, reused)
+        if cache is not None:
+            self.lease = cache.acquire(prompt, self.lookup)  # pinned: eviction cannot take it
+            if not cache.make_room(need):
+                cache.release(self.lease)
+                free, spare = eng.pool.num_free, cache.reclaimable_pages()
+                raise OutOfPages(need, free, f"this request ({spare} more reclaimable from "
+                                             f"the prefix cache)")
+            cache.touch(self.lease, self.lookup)
+        elif eng.pool.num_free < need:
+            raise OutOfPages(need, eng.pool.num_free, "this request")
+        self.seq.allocate_state()
+        if self.lease is not None and self.lease.blocks:
+            self.seq.adopt(cache.block_pages(self.lease))
+        self.seq.grow(len(prompt) + n_new)
+
+    def _restore(self) -> None:
+        """Copy the checkpoint group's KDA states into the request's pages."""
+        if self.lease is None or self.lease.group is None:
+            return
+        states = self.eng.cache.read_group(self.lease.group)
+        kda_blank = [s for s in self.eng.model.new_state(1).layers if isinstance(s, KDAState)]
+        for i, s in enumerate(states):
+            self.seq.write_kda(i, s if s is not None else kda_blank[i])  # None: the bug, shown
+
+    def prefill(self) -> PrefillReport:
+        eng, cache = self.eng, self.eng.cache
+        self._restore()
+        reused = self.seq.length
+        state = self.seq.load(self.tokens[:reused])
+        idx = torch.tensor([self.tokens[reused:]], dtype=torch.long)  # [1, T - reused]
+        capture = self._capture_points(reused) if cache is not None else ()
+        out = eng.model.forward(idx, state, eng.provider, capture_at=capture)
+        self.seq.store(state)
+        blocks, groups = self._publish(state, reused, capture)
+        return PrefillReport(
+            last_logits=out.logits[0, -1], prompt_tokens=len(self.prompt), reused_tokens=reused,
+            computed_tokens=len(self.prompt) - reused, lookup=self.lookup,
+            seconds=time.perf_counter() - self.t0, published_blocks=blocks,
+            published_groups=groups, pages=self.usage())
+
+    def _capture_points(self, reused: int) -> tuple[int, ...]:
+        """Retained boundaries past the reused prefix, relative to the forward's start."""
+        P, k = self.eng.P, self.eng.checkpoint_every
+        full = len(self.prompt) // P
+        return tuple(b * P - reused for b in range(1, full + 1)
+                     if b % k == 0 and b * P > reused)
+
+    def _publish(self, state: DecodeState, reused: int, capture: tuple[int, ...]
+                 ) -> tuple[int, int]:
+        cache = self.eng.cache
+        if cache is None:
+            return 0, 0
+        P, hashes = self.eng.P, cache.hashes(self.prompt)
+        blocks = groups = 0
+        for b, h in enumerate(hashes):
+            parent = hashes[b - 1] if b else None
+            blocks += cache.insert_block(h, parent, self.prompt[b * P : (b + 1) * P],
+                                         self.seq.block_pages(b))
+        kda = [s for s in state.layers if isinstance(s, KDAState)]
+        for j, rel in enumerate(capture):
+            b = (rel + reused) // P
+            groups += cache.publish_group(hashes[b - 1], [s.captured[j] for s in kda])
+        for s in kda:
+            s.captured = []
+        cache.commit_step()
+        return blocks, groups
+
+    def decode(self, logits: torch.Tensor, n_new: int) -> list[DecodeStep]:
+        eng, steps = self.eng, []
+        for i in range(n_new):
+            t0 = time.perf_counter()
+            tok = int(logits.argmax(-1))
+            state = self.seq.load(self.tokens)
+            logits = eng.model.step(torch.tensor([tok]), state, eng.provider).logits[0]  # [V]
+            self.seq.store(state)
+            self.tokens.append(tok)
+            steps.append(DecodeStep(i, tok, time.perf_counter() - t0, len(self.tokens)))
+        return steps
+
+    def usage(self) -> PoolUsage:
+        pool, cache = self.eng.pool, self.eng.cache
+        held = cache.held_pages() if cache is not None else dict.fromkeys(PageKind, 0)
+        return PoolUsage(
+            request_mla=sum(len(t) for t in self.seq.mla_tables),
+            request_kda=sum(len(g) for g in self.seq.kda_groups),
+            cache_mla=held[PageKind.MLA_KV], cache_kda=held[PageKind.KDA_STATE],
+            free=pool.num_free, total=pool.n_pages)
+
+    def retire(self) -> None:
+        self.seq.release()
+        if self.lease is not None:
+            self.eng.cache.release(self.lease)
+            self.lease = None
