@@ -71,3 +71,15 @@ def freeze_heap() -> None:
     (P95 ~1.5x P50 in `python -m tabs.redraw_bench`)."""
     gc.collect()
     gc.freeze()
+
+
+def snap_layout(fig: Figure) -> None:
+    """Round every axes position to 1e-6 of the figure (a thousandth of a pixel).
+
+    NOTE: the constrained-layout solve can differ in the last bit between runs of the same
+    figure (kiwisolver's internal ordering), which occasionally moves one antialiased pixel;
+    rounding after the solve makes the PNG bytes reproducible.
+    """
+    for ax in fig.axes:
+        x0, y0, w, h = ax.get_position().bounds
+        ax.set_position([round(x0, 6), round(y0, 6), round(w, 6), round(h, 6)])

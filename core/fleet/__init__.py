@@ -1,13 +1,39 @@
-"""Fleet layer: consistent-hash ring, per-class budgets, prefix caches, routers, simulator.
+"""Fleet layer: how requests are spread over clusters of serving replicas, and measured honestly.
 
-One concept per module: ring (placement and routing), spread (load vs vnodes, removal moves,
-bounded loads), budgets (admission), cache (per-cluster prefix LRU), traces and mooncake
-(workloads), routers, records and metrics (honest summaries), config (SimConfig and demo
-presets), simulator (the discrete-event loop).
+What it is: a consistent-hash ring with vnodes and bounded loads, per-class admission budgets
+(reject or a bounded queue), per-cluster prefix caches, five routers, and a discrete-event
+simulator that runs a request trace through them, with one optional cluster failure and
+rejoin. Its summaries never put a rejected request into a latency percentile.
+
+Modules
+  ring           ConsistentHashRing: placement (blake2b of "<cluster>#<i>"), route, bounded
+  ring_arrays    the ring as sorted numpy arrays: the vectorised twin of ring.py for figures
+  spread         skew against vnodes, moves on removal, bounded loads; 1/sqrt(V), noise floor
+  spread_arrays  the same measurements swept over vnodes and ring draws, on array rings
+  budgets        BudgetConfig / BudgetController: weighted concurrency caps per class
+  cache          PrefixCache: LRU of chained block ids (and its list-based twin)
+  traces         Trace and its seeded generators; mooncake: the Mooncake FAST'25 JSONL format
+  routers        round_robin, least_loaded, ring, bounded_ring, cache_aware
+  config         SimConfig and the lab's demo presets
+  simulator      simulate(trace, config) -> SimResult: the event loop (FleetRun)
+  records        Records (one row per offered request), FailoverStats; result: SimResult
+  metrics        percentiles, per-class summaries, the seed's sentinel P95 (the wrong way)
+  failover       the one recovery time, windowed P95, TTFT before / during / after a failure
+  bakeoff        compare_routers, pareto_front
+
+`simulate` is the only function of that name in core (the speculative-decoding session's is
+core.spec.run_session).
+
+Oracles: bisect routing equals a linear-scan twin (naive_route) and the array ring routes every
+key like the engine; PrefixCache equals NaivePrefixCache; removing one of N clusters moves only
+its keys, about 1/N of them, each to its old secondary; bounded loads never exceed
+ceil(c x mean); percentiles equal numpy's; the budget's weight in flight, rebuilt from the
+records alone, never exceeds the budget; hand-worked TTFTs for the prefill cost model.
 """
 
 from __future__ import annotations
 
+from core.fleet.bakeoff import compare_routers, pareto_front
 from core.fleet.budgets import (
     ADMIT,
     CLASSES,
@@ -19,31 +45,41 @@ from core.fleet.budgets import (
 )
 from core.fleet.cache import NaivePrefixCache, PrefixCache
 from core.fleet.config import DEMO_BUDGET, DEMO_SIM, DEMO_TRACE, SimConfig
+from core.fleet.failover import (
+    FailoverWindows,
+    failover_windows,
+    recovery_time,
+    short_recovery_time,
+    windowed_percentile,
+)
 from core.fleet.metrics import (
     SEED_SENTINEL,
     ClassSummary,
     LoadStats,
     Summary,
     load_stats,
+    naive_p95_by_class,
     naive_p95_with_rejections_as_sentinel,
     percentile,
     percentiles,
-    recovery_time,
     summarize,
     summarize_class,
 )
 from core.fleet.mooncake import load_mooncake_jsonl, to_mooncake_lines
-from core.fleet.records import FailoverStats, Records, RequestRecord, SimResult
+from core.fleet.records import FailoverStats, Records, RequestRecord
+from core.fleet.result import SimResult
 from core.fleet.ring import ConsistentHashRing, bounded_capacity, hash64, naive_route
 from core.fleet.routers import ROUTERS, FleetState, Router, make_router
-from core.fleet.simulator import compare_routers, simulate
+from core.fleet.simulator import simulate
 from core.fleet.spread import (
     BoundedPoint,
     MoveStats,
     SpreadPoint,
     bounded_load_point,
+    noise_floor_cv,
     removal_moves,
     ring_spread,
+    rule_of_thumb_cv,
     spread_vs_vnodes,
 )
 from core.fleet.traces import (
@@ -67,6 +103,7 @@ __all__ = [
     "DEMO_SIM",
     "DEMO_TRACE",
     "FailoverStats",
+    "FailoverWindows",
     "FleetState",
     "LoadStats",
     "MoveStats",
@@ -89,6 +126,7 @@ __all__ = [
     "bounded_load_point",
     "class_index",
     "compare_routers",
+    "failover_windows",
     "hash64",
     "load_mooncake_jsonl",
     "load_stats",
@@ -96,17 +134,23 @@ __all__ = [
     "make_router",
     "merge_traces",
     "multi_turn_trace",
+    "naive_p95_by_class",
     "naive_p95_with_rejections_as_sentinel",
     "naive_route",
+    "noise_floor_cv",
+    "pareto_front",
     "percentile",
     "percentiles",
     "poisson_trace",
     "recovery_time",
     "removal_moves",
     "ring_spread",
+    "rule_of_thumb_cv",
+    "short_recovery_time",
     "simulate",
     "spread_vs_vnodes",
     "summarize",
     "summarize_class",
     "to_mooncake_lines",
+    "windowed_percentile",
 ]

@@ -73,6 +73,7 @@ class ClassSummary:
     deferred: int
     interrupted: int  # admitted, first token delivered, decode cut off by a failure
     completed: int  # admitted and not interrupted
+    met: int  # completed with TTFT <= SLO: the numerator of attainment and goodput
     rejection_rate: float
     deferral_rate: float
     n_ttft: int
@@ -142,6 +143,7 @@ def summarize_class(
         deferred=n_def,
         interrupted=n_cut,
         completed=n_adm - n_cut,
+        met=met,
         rejection_rate=(offered - n_adm) / offered if offered else math.nan,
         deferral_rate=n_def / offered if offered else math.nan,
         n_ttft=int(lat.size),
@@ -216,6 +218,7 @@ def summarize(
     overall = replace(
         overall,
         slo_s=math.nan,
+        met=n_met,
         slo_attainment=n_met / records.n if records.n else math.nan,
         goodput_rps=n_met / duration_s if duration_s > 0 else math.nan,
     )
@@ -242,38 +245,12 @@ def naive_p95_with_rejections_as_sentinel(
     return percentile(mixed, 95.0)
 
 
-def recovery_time(
-    arrival: np.ndarray,
-    ttft: np.ndarray,
-    admitted: np.ndarray,
-    t_fail: float,
-    t_end: float,
-    window_s: float,
-    tolerance: float = 1.25,
-    baseline_windows: int = 3,
-) -> float | None:
-    """Seconds from t_fail to the end of the last window in [t_fail, t_end) whose P95 TTFT exceeds
-    tolerance x the P95 over the `baseline_windows` windows before the failure.
+def naive_p95_by_class(records: Records, sentinel: float = SEED_SENTINEL) -> tuple[float, ...]:
+    """THE WRONG WAY, per CLASSES entry: naive_p95_with_rejections_as_sentinel of each class."""
+    return tuple(
+        naive_p95_with_rejections_as_sentinel(
+            records.ttft[records.klass == k], records.admitted[records.klass == k], sentinel
+        )
+        for k in range(len(CLASSES))
+    )
 
-    0.0 if no window exceeds it; None if the final window still does (not recovered) or there is
-    no admitted request before the failure. Windows are over arrival time, admitted requests only.
-    """
-    check_float("window_s", window_s, 1e-9, math.inf)
-    check_float("tolerance", tolerance, 1.0, math.inf)
-    check_int("baseline_windows", baseline_windows, 1, 10**6)
-    adm = np.asarray(admitted, dtype=bool)
-    t, lat = np.asarray(arrival)[adm], np.asarray(ttft)[adm]
-    before = lat[(t >= t_fail - baseline_windows * window_s) & (t < t_fail)]
-    if before.size == 0:
-        return None
-    limit = tolerance * percentile(before, 95.0)
-    n_windows = max(1, math.ceil((t_end - t_fail) / window_s))
-    last_bad = 0
-    for j in range(n_windows):
-        lo, hi = t_fail + j * window_s, min(t_fail + (j + 1) * window_s, t_end)
-        w = lat[(t >= lo) & (t < hi)]
-        if w.size and percentile(w, 95.0) > limit:
-            if j == n_windows - 1:
-                return None
-            last_bad = j + 1
-    return last_bad * window_s

@@ -1,5 +1,5 @@
-"""Results of a fleet simulation: per-request records (one row per offered request, kept as
-columns), failover statistics, and the SimResult that bundles them with the summary.
+"""Per-request records of a fleet simulation (one row per offered request, kept as columns) and
+the statistics of one failure. SimResult, which bundles them with the summary, is in result.py.
 
 A rejected request has admitted=False, cluster=-1, and NaN for admitted_at, start, ttft and
 finish: it has no latency, and every summary counts it as a rejection and an SLO miss, never as a
@@ -13,15 +13,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.fleet.budgets import CLASSES
-
-if TYPE_CHECKING:
-    from core.fleet.config import SimConfig
-    from core.fleet.metrics import Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,17 +119,6 @@ class FailoverStats:
     cache_lost_tokens: int
     requeued: int  # queued or prefilling there, re-routed
     interrupted: int  # past their first token there, decode lost
-    recovery_time_s: float | None  # see metrics.recovery_time; None: not recovered
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class SimResult:
-    """Everything a figure needs from one run: records, summary, load over time, failover."""
-
-    config: SimConfig
-    records: Records
-    summary: Summary
-    load_times: np.ndarray  # (bins,) sample times, seconds
-    load_series: np.ndarray  # (bins, clusters) outstanding requests (queued + prefilling)
-    failover: FailoverStats | None
-    duration_s: float
+    # failover.short_recovery_time: seconds until the short class's P95 TTFT is back; None: not
+    # recovered by recover_at (or the last arrival); NaN: no short request before the failure
+    recovery_time_s: float | None

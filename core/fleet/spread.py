@@ -1,9 +1,11 @@
 """Measurements on a bare ring: load skew against vnodes, keys moved on removal, bounded loads.
 
 Skew: a cluster's keyspace share is a sum of V arc gaps, so its coefficient of variation is about
-1/sqrt(V) (the rule of thumb each SpreadPoint carries beside the measured numbers). Session keys
-are the deterministic strings "session-<i>", so every number here is reproducible without a seed;
-only bounded_load_point draws (Zipf popularity) and takes one.
+1/sqrt(V) (rule_of_thumb_cv, carried by each SpreadPoint beside the measured numbers). Counting S
+routed sessions adds sampling noise on top: even a perfectly fair ring shows a CV of about
+sqrt((N - 1) / S) (noise_floor_cv), so a sample must be large enough to see the skew through it.
+Session keys are the deterministic strings "session-<i>", so every number here is reproducible
+without a seed; only bounded_load_point draws (Zipf popularity) and takes one.
 """
 
 from __future__ import annotations
@@ -24,6 +26,23 @@ def session_hashes(sessions: int) -> tuple[int, ...]:
     """Ring positions of the keys "session-0" .. "session-<sessions - 1>"."""
     check_int("sessions", sessions, 1, 10_000_000)
     return tuple(hash64(f"session-{i}") for i in range(sessions))
+
+
+def rule_of_thumb_cv(vnodes: int) -> float:
+    """1 / sqrt(V): the CV of a share made of V exponential arc gaps (a Gamma(V) variable)."""
+    return 1.0 / math.sqrt(check_int("vnodes", vnodes, 1))
+
+
+def noise_floor_cv(clusters: int, sessions: int) -> float:
+    """sqrt((N - 1) / S): the CV of per-cluster counts from sampling alone on a perfectly fair ring.
+
+    S keys thrown uniformly at N clusters give multinomial counts; each count's variance is
+    S (1/N)(1 - 1/N), so E[CV^2] over the N counts (std with ddof 0, over the mean S/N) is exactly
+    (N - 1) / S.
+    """
+    clusters = check_int("clusters", clusters, 1)
+    sessions = check_int("sessions", sessions, 1)
+    return math.sqrt((clusters - 1) / sessions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +75,7 @@ def ring_spread(clusters: int = 8, vnodes: int = 128, sessions: int = 40_000) ->
         min_over_mean=stats.min_over_mean,
         cv=stats.cv,
         share_cv=float(shares.std() / shares.mean()),
-        rule_of_thumb=1.0 / math.sqrt(ring.vnodes),
+        rule_of_thumb=rule_of_thumb_cv(ring.vnodes),
     )
 
 
@@ -134,4 +153,9 @@ def bounded_load_point(
         k = ring.route_bounded(f"prefix-{key}", loads, c, total)
         on_primary += k == ring.route(f"prefix-{key}")[0]
         loads[k] += 1  # type: ignore[index]
-    return BoundedPoint(c, zipf_s, load_stats(loads).max_over_mean, on_primary / requests)
+    return BoundedPoint(
+        c=c,
+        zipf_s=zipf_s,
+        max_over_mean=load_stats(loads).max_over_mean,
+        on_primary=on_primary / requests,
+    )

@@ -8,9 +8,9 @@ from functools import lru_cache
 import numpy as np
 from matplotlib.patches import Patch
 
-from core.fleet.views import BoundedRun, bounded_sweep
-from tabs.figure import FigureResult, lab_figure
-from tabs.fleet_ring.common import cluster_colors, cluster_labels, snap_layout
+from core.fleet.spread_arrays import BoundedRun, bounded_sweep
+from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.fleet_ring.common import cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
 C_GRID = tuple(round(1.0 + 0.1 * i, 2) for i in range(11))
@@ -95,6 +95,6 @@ def fleet_ring_bounded(vnodes: int, clusters: int, c: float, seed: int) -> Figur
             f"max_over_mean_{tag}": now[s].max_over_mean,
             f"max_over_mean_unbounded_{tag}": sweeps[s][-1].max_over_mean,
             f"on_primary_{tag}": now[s].on_primary,
-            f"never_above_cap_{tag}": bool(now[s].loads.max() <= now[s].cap),
+            f"never_above_cap_{tag}": now[s].within_cap,
         }
     return FigureResult(fig, metrics)

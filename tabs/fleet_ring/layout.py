@@ -6,16 +6,17 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 from core.fleet.metrics import load_stats
-from core.fleet.views import (
+from core.fleet.ring_arrays import (
     keyspace_shares,
-    next_other_owner,
     primary_points,
     ring_view,
     route_counts,
+    route_keys,
     session_array,
 )
-from tabs.figure import FigureResult, lab_figure
-from tabs.fleet_ring.common import cluster_colors, cluster_labels, snap_layout
+from core.fleet.spread import rule_of_thumb_cv
+from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.fleet_ring.common import cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
 ARC_BINS = 2048  # angular resolution of the drawn arcs (0.18 degrees); shares are exact
@@ -34,8 +35,8 @@ def fleet_ring_layout(vnodes: int, clusters: int, sessions: int, seed: int) -> F
     counts = route_counts(view, hashes)
     colors = cluster_colors(clusters)
     key = hashes[EXAMPLE_KEY : EXAMPLE_KEY + 1]
-    j = primary_points(view, key)
-    primary, secondary = int(view.owners[j][0]), int(view.owners[next_other_owner(view)[j]][0])
+    primaries, secondaries = route_keys(view, key)
+    primary, secondary = int(primaries[0]), int(secondaries[0])
 
     centers = ((np.arange(ARC_BINS) + 0.5) / ARC_BINS * 2.0**64).astype(np.uint64)
     arc_owner = view.owners[primary_points(view, centers)]  # (ARC_BINS,)
@@ -101,7 +102,7 @@ def fleet_ring_layout(vnodes: int, clusters: int, sessions: int, seed: int) -> F
         "share_max_over_mean": share_stats.max_over_mean,
         "share_cv": share_stats.cv,
         "sessions_cv": count_stats.cv,
-        "rule_of_thumb_cv": float(1 / np.sqrt(vnodes)),
+        "rule_of_thumb_cv": rule_of_thumb_cv(vnodes),
         "example_primary": primary,
         "example_secondary": secondary,
     }

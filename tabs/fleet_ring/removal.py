@@ -5,16 +5,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Patch
 
-from core.fleet.views import removal_view
-from tabs.figure import FigureResult, lab_figure
-from tabs.fleet_ring.common import (
-    REMOVED,
-    SWEEP_V,
-    cluster_colors,
-    cluster_labels,
-    moved_sweep,
-    snap_layout,
-)
+from core.fleet.spread_arrays import removal_sweep, removal_view
+from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.fleet_ring.common import REMOVED, SWEEP_V, cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
 CHECK = {True: "✓", False: "✗"}
@@ -22,11 +15,11 @@ CHECK = {True: "✓", False: "✗"}
 
 def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> FigureResult:
     r = removal_view(clusters, vnodes, sessions, REMOVED, seed)
-    fractions, shares = moved_sweep(clusters, sessions, seed)
+    sweep_v = removal_sweep(clusters, SWEEP_V, sessions, REMOVED, seed)
+    fractions, shares = sweep_v.moved_fraction, sweep_v.removed_share
     colors = cluster_colors(clusters)
     fair = sessions / clusters
-    receivers = int(np.count_nonzero(r.gained))
-    top_share = float(r.gained.max() / r.moved) if r.moved else 0.0
+    receivers = r.receivers
     with lab_figure(4.0) as fig:
         bars, sweep = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.35, 1.0]})
         x = np.arange(clusters)
@@ -88,6 +81,6 @@ def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> 
         "to_old_secondary": r.to_old_secondary,
         "routed_to_removed_after": int(r.after[REMOVED]),
         "receiving_clusters": receivers,
-        "largest_receiver_share_of_moved": top_share,
+        "largest_receiver_share_of_moved": r.largest_receiver_share,
     }
     return FigureResult(fig, metrics)

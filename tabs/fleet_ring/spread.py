@@ -5,16 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from core.fleet.metrics import load_stats
-from core.fleet.views import keyspace_shares, ring_view, route_counts, session_array, share_sweep
-from tabs.figure import FigureResult, lab_figure
-from tabs.fleet_ring.common import (
-    DRAWS,
-    SEED_VNODES,
-    SWEEP_V,
-    noise_floor_cv,
-    session_cv_sweep,
-    snap_layout,
-)
+from core.fleet.ring_arrays import keyspace_shares, ring_view, route_counts, session_array
+from core.fleet.spread import noise_floor_cv, rule_of_thumb_cv
+from core.fleet.spread_arrays import session_sweep, share_sweep
+from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.fleet_ring.common import DRAWS, SEED_VNODES, SWEEP_V
 from tabs.palette import ROLE
 
 EXACT = "#0072B2"  # this ring's exact keyspace shares
@@ -27,7 +22,7 @@ def _mark(ax, v: int, y: float, color: str) -> None:
 
 def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> FigureResult:
     sweep = share_sweep(clusters, SWEEP_V, DRAWS)
-    cv_s, mx_s = session_cv_sweep(clusters, sessions, seed)
+    routed = session_sweep(clusters, SWEEP_V, sessions, seed)
     view = ring_view(clusters, vnodes, seed)
     share = load_stats(keyspace_shares(view))
     counted = load_stats(route_counts(view, session_array(sessions)))
@@ -37,9 +32,9 @@ def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> F
     with lab_figure(4.0) as fig:
         left, right = fig.subplots(1, 2)
         for ax, band, mine, counted_sweep, now_exact, now_counted in (
-            (left, sweep.cv, this.cv[0], cv_s, share.cv, counted.cv),
-            (right, sweep.max_over_mean, this.max_over_mean[0], mx_s, share.max_over_mean,
-             counted.max_over_mean),
+            (left, sweep.cv, this.cv[0], routed.cv, share.cv, counted.cv),
+            (right, sweep.max_over_mean, this.max_over_mean[0], routed.max_over_mean,
+             share.max_over_mean, counted.max_over_mean),
         ):
             lo, hi = np.percentile(band, [10, 90], axis=0)
             ax.fill_between(v, lo, hi, color=ROLE["neutral"], alpha=0.25, lw=0,
@@ -57,7 +52,8 @@ def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> F
             ax.set_xticks(v, [str(int(x)) for x in SWEEP_V])
             ax.set_xlabel("vnodes per cluster V (log scale)")
             ax.minorticks_off()
-        left.plot(v, 1 / np.sqrt(v), "--", color=ROLE["reference"], lw=1.2, label="rule: 1/√V")
+        rule = [rule_of_thumb_cv(x) for x in SWEEP_V]
+        left.plot(v, rule, "--", color=ROLE["reference"], lw=1.2, label="rule: 1/√V")
         left.axhline(floor, color=ROLE["annotation"], ls="-.", lw=1,
                      label=f"sampling floor √((N-1)/S) = {floor:.3f}")
         left.set_yscale("log")
@@ -79,7 +75,7 @@ def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> F
         "vnodes": vnodes,
         "share_cv": share.cv,
         "sessions_cv": counted.cv,
-        "rule_of_thumb_cv": float(1 / np.sqrt(vnodes)),
+        "rule_of_thumb_cv": rule_of_thumb_cv(vnodes),
         "sampling_floor_cv": floor,
         "share_max_over_mean": share.max_over_mean,
         "sessions_max_over_mean": counted.max_over_mean,

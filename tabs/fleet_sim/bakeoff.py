@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 
+from core.fleet.bakeoff import pareto_front
 from core.fleet.routers import ROUTERS
-from core.fleet.views import pareto_front
-from tabs.figure import FigureResult, lab_figure
-from tabs.fleet_ring.common import snap_layout
+from tabs.figure import FigureResult, lab_figure, snap_layout
 from tabs.fleet_sim.common import DOWN_S, FAIL_CLUSTER, fleet_run
 from tabs.palette import ROLE
 

@@ -8,15 +8,13 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from core.fleet.budgets import CLASSES
 from core.fleet.config import DEMO_BUDGET
-from core.fleet.metrics import SEED_SENTINEL, naive_p95_with_rejections_as_sentinel
-from core.fleet.records import SimResult
-from tabs.figure import FigureResult, lab_figure
-from tabs.fleet_ring.common import snap_layout
+from core.fleet.metrics import SEED_SENTINEL, naive_p95_by_class
+from tabs.figure import FigureResult, lab_figure, snap_layout
 from tabs.fleet_sim.common import BURST_S, CLASS_COLORS, MODES, budget_runs
 from tabs.palette import ROLE
 
-CLASSES = ("short", "long")
 W = 0.4
 # NOTE: the queue mode refuses once queue_limit requests wait, so it is not a pure "defer".
 MODE_LABEL = {"off": "off (no cap)", "reject": "reject",
@@ -72,11 +70,6 @@ def _decade_ticks(bottom: float, top: float) -> tuple[list[float], list[str]]:
     return ticks, [names.get(t, f"{t:g}") for t in ticks]
 
 
-def _wrong_p95(res: SimResult, k: int) -> float:
-    m = res.records.klass == k
-    return naive_p95_with_rejections_as_sentinel(res.records.ttft[m], res.records.admitted[m])
-
-
 def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureResult:
     runs = budget_runs(long_burst, long_budget, seed)
     metrics: dict[str, float | int | bool | str] = {
@@ -86,10 +79,11 @@ def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureRes
     labels: list[str] = []
     xs, shares, p95s, wrongs, slos, colors = [], [], [], [], [], []
     for m, (mode, res) in enumerate(zip(MODES, runs, strict=True)):
+        naive_p95s = naive_p95_by_class(res.records)
         for k, name in enumerate(CLASSES):
             c = res.summary.by_class(name)
-            met = round(c.slo_attainment * c.offered)
-            naive = _wrong_p95(res, k)
+            met = c.met
+            naive = naive_p95s[k]
             xs.append(_x(m, k))
             # NOTE: "admitted, late" is admitted minus met, so it would also hold interrupted
             # requests (SLO misses); this scene has no failure, so there are none.

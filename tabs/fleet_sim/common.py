@@ -6,7 +6,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from core.fleet.config import DEMO_BUDGET, DEMO_SIM, DEMO_TRACE, SimConfig
-from core.fleet.records import SimResult
+from core.fleet.result import SimResult
 from core.fleet.simulator import simulate
 from core.fleet.traces import Trace, long_burst_trace, multi_turn_trace
 

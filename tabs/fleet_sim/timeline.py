@@ -8,15 +8,13 @@ import numpy as np
 from matplotlib.colors import PowerNorm
 from matplotlib.patches import Rectangle
 
-from core.fleet.metrics import percentile, recovery_time
-from core.fleet.views import windowed_percentile
-from tabs.figure import FigureResult, lab_figure
-from tabs.fleet_ring.common import cluster_colors, snap_layout
+from core.fleet.failover import failover_windows, windowed_percentile
+from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.fleet_ring.common import cluster_colors
 from tabs.fleet_sim.common import CLASS_COLORS, DOWN_S, FAIL_CLUSTER, fleet_run
 from tabs.palette import ROLE
 
 WINDOW_S = 2.5
-RECOVERY_WINDOW_S = 5.0  # recovery: last 5 s window whose short P95 > 1.25x the pre-failure P95
 Y_LIM = (0.02, 30.0)  # default TTFT axis; the top grows with the data (never clips there)
 DATA_FRAC = 0.86  # every TTFT stays below this fraction of the axis height (the legend is above)
 Y_TICKS = (0.03, 0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000, 10_000, 30_000, 100_000)
@@ -35,6 +33,15 @@ def ttft_top(max_ttft: float) -> float:
 def load_ticks(vmax: int) -> list[int]:
     """Colour-bar ticks even on the sqrt scale (0, 1, 4, 9, 16 for 16), ending at vmax itself."""
     return sorted({round(vmax * (j / 4) ** 2) for j in range(5)})
+
+
+def recovery_words(seconds: float | None) -> str:
+    """The title's recovery clause: the measured time, or what happened instead, in words."""
+    if seconds is None:
+        return "short P95 not recovered before the rejoin"
+    if math.isnan(seconds):
+        return "recovery not measured: no short request before the failure"
+    return f"short P95 back in {seconds:g} s"
 
 
 def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> FigureResult:
@@ -84,12 +91,8 @@ def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> Figur
         top.set_yticks(ticks, [f"{v:g}" if v < 1000 else f"{v / 1000:g}k" for v in ticks])
         top.minorticks_off()
         top.set_ylabel("TTFT (s, log)")
-        rec_s = recovery_time(rec.arrival, rec.ttft, short, float(fail_at), fail_at + DOWN_S,
-                              RECOVERY_WINDOW_S)
-        recovered = (f"short P95 back in {rec_s:g} s" if rec_s is not None
-                     else "short P95 not back before the rejoin")
         top.set_title(f"{router}: c{FAIL_CLUSTER} fails at {fail_at} s, rejoins cold at "
-                      f"{fail_at + DOWN_S:g} s; {recovered}")
+                      f"{fail_at + DOWN_S:g} s; {recovery_words(fo.recovery_time_s)}")
         top.legend(loc="upper left", ncols=4 if n_low else 6, fontsize=7,
                    markerscale=1.2, handletextpad=0.2, columnspacing=0.7)
         top.text(fail_at, Y_LIM[0] * 1.1, f" c{FAIL_CLUSTER} fails", fontsize=7, va="bottom")
@@ -122,10 +125,8 @@ def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> Figur
         bar.ax.set_title("req." if load_max <= LOAD_MAX else f"req.\nmax {load_max}", fontsize=7,
                          fontweight="normal", loc="center")
     snap_layout(fig)
-    before = rec.arrival < fail_at
-    during = (rec.arrival >= fail_at) & (rec.arrival < fail_at + DOWN_S)
-    started_down = (adm & (rec.cluster == FAIL_CLUSTER) & (rec.start >= fail_at)
-                    & (rec.start < fail_at + DOWN_S))
+    windows = failover_windows(rec, fo)
+    rec_s = fo.recovery_time_s
     metrics = {
         "router": router,
         "requests": rec.n,
@@ -134,12 +135,13 @@ def fleet_sim_timeline(rate: int, fail_at: int, router: str, seed: int) -> Figur
         "requeued": fo.requeued,
         "interrupted": fo.interrupted,
         "cache_lost_tokens": fo.cache_lost_tokens,
-        "short_recovered_before_rejoin": rec_s is not None,
-        "short_recovery_time_s": rec_s if rec_s is not None else -1.0,
-        "short_p95_before_s": percentile(rec.ttft[short & before], 95),
-        "short_p95_while_down_s": percentile(rec.ttft[short & during], 95),
-        "p95_moved_s": percentile(rec.ttft[rec.moved], 95) if rec.moved.any() else 0.0,
-        "started_on_failed_while_down": int(np.count_nonzero(started_down)),
+        # NaN (never a made-up number) when not recovered, undefined, or nothing moved
+        "short_recovered_before_rejoin": rec_s is not None and not math.isnan(rec_s),
+        "short_recovery_time_s": math.nan if rec_s is None else rec_s,
+        "short_p95_before_s": windows.short_p95_before_s,
+        "short_p95_while_down_s": windows.short_p95_while_down_s,
+        "p95_moved_s": windows.moved_p95_s,
+        "started_on_failed_while_down": windows.started_on_failed_while_down,
         "hit_rate": s.hit_rate,
     }
     return FigureResult(fig, metrics)

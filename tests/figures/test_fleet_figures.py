@@ -1,5 +1,6 @@
 """Fleet figures under stress: nothing clipped silently, labels inside their axes, the colour
-scale reaching the true maximum, and no-latency classes said out loud."""
+scale reaching the true maximum, no-latency classes said out loud, and what was not measured (or
+not recovered) shown in words and NaN, never as a stand-in number such as -1 or 0."""
 
 from __future__ import annotations
 
@@ -12,8 +13,19 @@ import pytest
 import tabs.fleet_sim.bakeoff as bakeoff
 import tabs.fleet_sim.budgets as budgets
 import tabs.fleet_sim.timeline as timeline
+from core.fleet.config import DEMO_BUDGET
+from core.fleet.routers import ROUTERS
 from core.fleet.simulator import simulate
-from tabs.fleet_sim.common import fleet_config, fleet_trace
+from core.fleet.traces import long_burst_trace
+from tabs.fleet_sim.common import (
+    BURST_DURATION,
+    BURST_S,
+    SHORT_RATE,
+    budget_config,
+    fleet_config,
+    fleet_run,
+    fleet_trace,
+)
 
 
 def _inside(ax, text) -> bool:
@@ -96,6 +108,45 @@ class TestTimeline:
             ys = coll.get_offsets()[:, 1] if len(coll.get_offsets()) else np.array([])
             assert np.all((ys >= y0) & (ys <= y1))
 
+    def test_recovery_is_the_simulators_number(self):
+        """One definition: the figure shows FailoverStats.recovery_time_s for every router."""
+        for router in ROUTERS:
+            res = timeline.fleet_sim_timeline(60, 15, router, 0)
+            fo = fleet_run(60, 15, router, 0).failover
+            shown = res.metrics["short_recovery_time_s"]
+            assert res.metrics["short_recovered_before_rejoin"] == (fo.recovery_time_s is not None)
+            if fo.recovery_time_s is None:
+                assert math.isnan(shown)
+            else:
+                assert shown == fo.recovery_time_s
+
+    def test_not_recovered_is_said_in_words_and_nan(self):
+        """round_robin at 60 req/s: the short P95 is still high when c0 rejoins."""
+        res = timeline.fleet_sim_timeline(60, 15, "round_robin", 0)
+        assert res.metrics["short_recovered_before_rejoin"] is False
+        assert math.isnan(res.metrics["short_recovery_time_s"])
+        title = res.figure.axes[0].get_title("left")
+        assert "not recovered before the rejoin" in title and "-1" not in title
+
+    def test_unmeasured_recovery_and_no_moved_session_are_nan(self, monkeypatch):
+        """A failure after the last arrival: no request to compare with, no session moved."""
+
+        def late_failure(rate, fail_at, router, seed):
+            cfg = replace(fleet_config(router, fail_at), fail_at=200.0, recover_at=215.0)
+            return simulate(fleet_trace(rate, seed), cfg)
+
+        monkeypatch.setattr(timeline, "fleet_run", late_failure)
+        res = timeline.fleet_sim_timeline(60, 15, "ring", 0)
+        assert math.isnan(res.metrics["p95_moved_s"])
+        assert math.isnan(res.metrics["short_recovery_time_s"])
+        assert res.metrics["short_recovered_before_rejoin"] is False
+        assert "recovery not measured" in res.figure.axes[0].get_title("left")
+
+    def test_recovery_words(self):
+        assert timeline.recovery_words(10.0) == "short P95 back in 10 s"
+        assert "not recovered" in timeline.recovery_words(None)
+        assert "not measured" in timeline.recovery_words(math.nan)
+
     def test_axis_top_helper(self):
         assert timeline.ttft_top(2.0) == timeline.Y_LIM[1]
         assert timeline.ttft_top(600.0) > 600.0
@@ -118,3 +169,31 @@ class TestBakeoff:
         assert all(x0 <= v <= x1 for v in p95)
         drawn = [float(line.get_xdata()[0]) for line in pareto.lines]
         assert sorted(drawn) == pytest.approx(sorted(p95))
+
+
+class TestQueueModeLabel:
+    """The budgets figure's queue mode is a BOUNDED queue (DEMO_BUDGET.queue_limit): it rejects
+    once the wait queue is full. Only an effectively unbounded queue is a pure defer."""
+
+    def test_unbounded_queue_rejects_nothing_in_the_budget_scene(self):
+        trace = long_burst_trace(SHORT_RATE, BURST_DURATION, 12.0, BURST_S, 0)
+        bounded = budget_config("queue", 24)
+        unbounded = replace(bounded, budget=replace(bounded.budget, queue_limit=10**9))
+        pure = simulate(trace, unbounded).summary
+        assert pure.overall.rejected == 0 and pure.overall.admitted == trace.n
+        assert pure.by_class("long").deferred > 0
+        capped = simulate(trace, bounded).summary
+        assert capped.by_class("long").rejected > 0  # why the figure may not say "defer"
+
+    def test_figure_and_lesson_name_the_bound(self):
+        """Read what is drawn under the bars, not the label constant: the bound is visible."""
+        from pathlib import Path
+
+        fig = budgets.fleet_sim_budgets(120, 24, 0).figure
+        drawn = [t.get_text().replace("\n", " ") for ax in fig.axes for t in ax.texts]
+        limit = DEMO_BUDGET.queue_limit
+        assert drawn.count(f"bounded queue ({limit})") == 3  # under each of the three panels
+        assert not any("defer" in t for t in drawn)
+        lesson = Path(__file__).resolve().parents[2] / "assets/lessons/fleet_sim.md"
+        text = lesson.read_text()
+        assert "queue (defer)" not in text and f"bounded queue ({limit})" in text

@@ -14,10 +14,10 @@ from core.errors import ParamError
 from core.fleet.metrics import (
     SEED_SENTINEL,
     load_stats,
+    naive_p95_by_class,
     naive_p95_with_rejections_as_sentinel,
     percentile,
     percentiles,
-    recovery_time,
     summarize,
     summarize_class,
 )
@@ -160,6 +160,15 @@ class TestSentinel:
         honest = summarize_class("short", ttft, admitted, np.zeros(60, bool), ttft, 1.0, 1.0)
         assert honest.p95 <= 6.0 and honest.rejection_rate == pytest.approx(52 / 60)
 
+    def test_per_class_sentinel_p95_by_hand(self):
+        """Short: 2 of 20 rejected (10% > 5%) -> the sentinel; long: none rejected -> its P95."""
+        ttft = [0.1] * 18 + [0.0, 0.0] + [1.0, 2.0, 3.0]
+        admitted = [True] * 18 + [False, False] + [True] * 3
+        rec = _records(ttft=ttft, admitted=admitted, klass=[0] * 20 + [1] * 3)
+        short, long_ = naive_p95_by_class(rec)
+        assert short == SEED_SENTINEL
+        assert long_ == pytest.approx(2.0 + 0.9 * 1.0)  # position 0.95 * 2 = 1.9
+
     def test_without_rejections_naive_equals_honest(self):
         ttft = np.linspace(0, 1, 101)
         assert naive_p95_with_rejections_as_sentinel(ttft, np.ones(101, bool)) == pytest.approx(
@@ -181,6 +190,7 @@ class TestSummarize:
         assert short.slo_attainment == pytest.approx(2 / 3)
         assert long_.slo_attainment == pytest.approx(1 / 3) and long_.rejected == 1
         assert s.overall.slo_attainment == pytest.approx(3 / 6)
+        assert (short.met, long_.met, s.overall.met) == (2, 1, 3)  # 0.2, 0.4 | 1.0
         assert s.overall.goodput_rps == pytest.approx(3 / 5)
         assert s.hit_rate == pytest.approx(750 / 5000)
         assert s.served == (2, 3)
@@ -204,26 +214,12 @@ class TestSummarize:
         assert s.overall.goodput_rps == pytest.approx(3 / 2)
         assert short.p95 == pytest.approx(float(np.percentile([0.2, 0.4, 0.5], 95)))
 
-    def test_load_stats(self):
+    def test_load_stats_by_hand(self):
+        """[2, 4, 6]: mean 4, squared deviations 4 + 0 + 4 over 3 -> std sqrt(8/3), CV 0.408248."""
         st_ = load_stats([2, 4, 6])
-        assert st_.max_over_mean == pytest.approx(1.5)
-        assert st_.min_over_mean == pytest.approx(0.5)
-        assert st_.cv == pytest.approx(np.std([2, 4, 6]) / 4)
+        assert st_.max_over_mean == 1.5 and st_.min_over_mean == 0.5
+        assert st_.cv == pytest.approx(0.4082483, rel=1e-6)
         assert math.isnan(load_stats([0, 0]).cv)
+        with pytest.raises(ParamError, match="counts"):
+            load_stats([])
 
-
-class TestRecoveryTime:
-    def _series(self, spike_until: float):
-        arrival = np.arange(0, 60, 0.05)
-        ttft = np.where((arrival >= 20) & (arrival < spike_until), 5.0, 1.0)
-        return arrival, ttft, np.ones(arrival.size, bool)
-
-    def test_spike_then_recovery(self):
-        arrival, ttft, adm = self._series(spike_until=32)
-        assert recovery_time(arrival, ttft, adm, 20.0, 60.0, window_s=5.0) == pytest.approx(15.0)
-
-    def test_no_spike_is_zero_and_no_end_is_none(self):
-        arrival, ttft, adm = self._series(spike_until=20)
-        assert recovery_time(arrival, ttft, adm, 20.0, 60.0, window_s=5.0) == 0.0
-        arrival, ttft, adm = self._series(spike_until=99)
-        assert recovery_time(arrival, ttft, adm, 20.0, 60.0, window_s=5.0) is None

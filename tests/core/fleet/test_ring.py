@@ -14,13 +14,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import ParamError
 from core.fleet.ring import ConsistentHashRing, bounded_capacity, hash64, naive_route
-from core.fleet.spread import removal_moves, ring_spread, session_hashes, spread_vs_vnodes
+from core.fleet.spread import (
+    noise_floor_cv,
+    removal_moves,
+    ring_spread,
+    rule_of_thumb_cv,
+    session_hashes,
+    spread_vs_vnodes,
+)
+from core.fleet.spread_arrays import share_sweep
 
 REPO = Path(__file__).resolve().parents[3]
 N_SESSIONS = 40_000
@@ -197,7 +206,13 @@ class TestSpread:
     def test_max_over_mean_at_128_vnodes(self):
         point = ring_spread(clusters=8, vnodes=128, sessions=N_SESSIONS)
         assert point.max_over_mean <= 1.25
-        assert point.rule_of_thumb == pytest.approx(1 / math.sqrt(128))
+
+    @pytest.mark.parametrize("vnodes", [4, 16, 64])
+    def test_rule_of_thumb_predicts_the_measured_share_cv(self, vnodes):
+        """Averaged over 32 ring draws, the exact share CV is within 15% of 1/sqrt(V)
+        (the population std over N = 16 clusters runs a few percent below it)."""
+        measured = share_sweep(16, (vnodes,), tuple(range(32))).cv.mean()
+        assert measured == pytest.approx(rule_of_thumb_cv(vnodes), rel=0.15)
 
     def test_cv_shrinks_with_vnodes_like_one_over_sqrt_v(self):
         low, high = spread_vs_vnodes((8, 512), clusters=8, sessions=N_SESSIONS)
@@ -210,6 +225,30 @@ class TestSpread:
         ring.set_alive(2, False)
         shares = ring.keyspace_shares()
         assert 2 not in shares and sum(shares.values()) == pytest.approx(1.0)
+
+
+class TestNoiseFloor:
+    """Sampling noise alone: S keys thrown uniformly at N clusters (no ring at all)."""
+
+    def test_hand_worked(self):
+        """The seed demo: 600 sessions over 8 clusters, sqrt(7 / 600) = 0.108 (about 11%)."""
+        assert noise_floor_cv(8, 600) == pytest.approx(0.1080123, rel=1e-6)
+        assert noise_floor_cv(1, 50) == 0.0
+
+    @pytest.mark.parametrize(("clusters", "sessions"), [(8, 600), (4, 100), (16, 40_000)])
+    def test_equals_the_mean_square_cv_of_multinomial_counts(self, clusters, sessions):
+        rng = np.random.default_rng(7)
+        counts = rng.multinomial(sessions, [1 / clusters] * clusters, size=4000)
+        cv2 = (counts.std(axis=1) / counts.mean(axis=1)) ** 2
+        assert np.sqrt(cv2.mean()) == pytest.approx(noise_floor_cv(clusters, sessions), rel=0.03)
+
+    @pytest.mark.parametrize(("args", "name"), [((0, 10), "clusters"), ((8, 0), "sessions"),
+                                                ((8, 2.5), "sessions")])
+    def test_bad_input_names_the_parameter(self, args, name):
+        with pytest.raises(ParamError, match=name):
+            noise_floor_cv(*args)
+        with pytest.raises(ParamError, match="vnodes"):
+            rule_of_thumb_cv(0)
 
 
 class TestBoundedLoads:

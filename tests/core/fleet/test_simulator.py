@@ -1,6 +1,7 @@
-"""Fleet simulator: the prefill cost model, per-cluster concurrency, failover (no request reaches
-a dead cluster; ring sessions move to their old secondary, cold), budgets that never put a
-rejection into a percentile, and the router bake-off on one seeded trace."""
+"""Fleet simulator: the prefill cost model by hand, per-cluster concurrency, failover (no request
+reaches a dead cluster; ring sessions move to their old secondary, cold; in-flight requests
+rebuilt from the records are exactly the interrupted ones), and budgets that never put a
+rejection into a percentile, checked by a sweep over the records."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from core.fleet.metrics import SEED_SENTINEL, naive_p95_with_rejections_as_senti
 from core.fleet.mooncake import load_mooncake_jsonl, to_mooncake_lines
 from core.fleet.ring import ConsistentHashRing
 from core.fleet.routers import ROUTERS
-from core.fleet.simulator import compare_routers, simulate
+from core.fleet.simulator import simulate
 from core.fleet.traces import Trace, TraceConfig, long_burst_trace, multi_turn_trace
 
 SMALL = TraceConfig(n_requests=1500, rate=60.0, seed=7)
@@ -117,14 +118,27 @@ class TestFailover:
         rec = simulate(small_trace, replace(FAIL, router="ring")).records
         assert np.any((rec.cluster == FAIL.fail_cluster) & (rec.start >= FAIL.recover_at))
 
-    def test_requests_in_flight_are_requeued_or_interrupted(self, small_trace):
+    def test_in_flight_requests_are_interrupted_or_requeued(self, small_trace):
+        """Rebuilt from the records and the trace alone: exactly the requests decoding on the
+        failed cluster at fail_at (first token delivered, last token not yet) are interrupted,
+        their finish cut to the failure; every requeued request arrived before the failure and
+        started after it, elsewhere. FailoverStats counts the same sets."""
         res = simulate(small_trace, replace(FAIL, router="ring"))
-        fo, rec = res.failover, res.records
-        assert fo.requeued == int(rec.requeued.sum()) and fo.interrupted == int(
-            rec.interrupted.sum()
-        )
-        assert np.all(rec.start[rec.requeued] >= FAIL.fail_at)
-        assert np.all(rec.cluster[rec.interrupted] == FAIL.fail_cluster)
+        rec, fail_at = res.records, FAIL.fail_at
+        first = rec.arrival + rec.ttft
+        natural_end = first + np.maximum(small_trace.output_len - 1, 0) * FAIL.decode_step_s
+        ran_there = rec.admitted & (rec.cluster == FAIL.fail_cluster) & (rec.start < fail_at)
+        decoding = ran_there & (first <= fail_at) & (natural_end >= fail_at)
+        assert decoding.sum() > 5
+        assert np.array_equal(rec.interrupted, decoding)
+        assert np.all(rec.finish[decoding] == fail_at)
+        assert np.all(rec.finish[ran_there & ~decoding] < fail_at)  # done before it failed
+        requeued = rec.requeued
+        assert requeued.sum() > 0
+        assert np.all(rec.arrival[requeued] < fail_at) and np.all(rec.start[requeued] >= fail_at)
+        assert not np.any(rec.cluster[requeued] == FAIL.fail_cluster)
+        fo = res.failover
+        assert (fo.requeued, fo.interrupted) == (int(requeued.sum()), int(decoding.sum()))
 
     @pytest.mark.parametrize("router", ["ring", "cache_aware"])
     def test_interrupted_requests_are_slo_misses(self, small_trace, router):
@@ -226,50 +240,11 @@ class TestBudgetHolds:
         assert self._max_in_flight(rec, (1, 3), 1) > 12
 
 
-class TestQueueModeLabel:
-    """The budgets figure's queue mode is a BOUNDED queue (DEMO_BUDGET.queue_limit): it rejects
-    once the wait queue is full. Only an effectively unbounded queue is a pure defer."""
-
-    def test_unbounded_queue_rejects_nothing_in_the_budget_scene(self):
-        from tabs.fleet_sim.common import BURST_DURATION, BURST_S, SHORT_RATE, budget_config
-
-        trace = long_burst_trace(SHORT_RATE, BURST_DURATION, 12.0, BURST_S, 0)
-        bounded = budget_config("queue", 24)
-        unbounded = replace(bounded, budget=replace(bounded.budget, queue_limit=10**9))
-        pure = simulate(trace, unbounded).summary
-        assert pure.overall.rejected == 0 and pure.overall.admitted == trace.n
-        assert pure.by_class("long").deferred > 0
-        capped = simulate(trace, bounded).summary
-        assert capped.by_class("long").rejected > 0  # why the figure may not say "defer"
-
-    def test_figure_and_lesson_name_the_bound(self):
-        from pathlib import Path
-
-        from tabs.fleet_sim.budgets import MODE_LABEL
-
-        limit = DEMO_BUDGET.queue_limit
-        assert MODE_LABEL["queue"] == f"bounded queue ({limit})"
-        lesson = Path(__file__).resolve().parents[3] / "assets/lessons/fleet_sim.md"
-        text = lesson.read_text()
-        assert "queue (defer)" not in text and f"bounded queue ({limit})" in text
-
-
-class TestBakeOff:
-    def test_routers_on_one_trace(self, small_trace):
-        results = compare_routers(small_trace, SimConfig())
-        assert tuple(results) == ROUTERS
-        hit = {r: res.summary.hit_rate for r, res in results.items()}
-        assert hit["cache_aware"] > hit["round_robin"] + 0.1
-        assert hit["ring"] > hit["round_robin"] + 0.1
-        assert results["ring"].summary.on_primary_rate == 1.0
-        for res in results.values():
-            assert res.records.admitted.all() and res.failover is None
-
-    def test_mooncake_trace_runs(self, small_trace):
-        lines = to_mooncake_lines(small_trace)[:400]
-        trace = load_mooncake_jsonl(lines)
-        res = simulate(trace, SimConfig(router="cache_aware"))
-        assert res.summary.overall.offered == 400 and res.summary.hit_rate > 0
+def test_mooncake_trace_runs(small_trace):
+    lines = to_mooncake_lines(small_trace)[:400]
+    trace = load_mooncake_jsonl(lines)
+    res = simulate(trace, SimConfig(router="cache_aware"))
+    assert res.summary.overall.offered == 400 and res.summary.hit_rate > 0
 
 
 class TestConfigAndRecords:

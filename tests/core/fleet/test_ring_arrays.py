@@ -1,30 +1,34 @@
-"""Array views for figures equal the engine's slow paths exactly: routing, shares, removal diffs,
-bounded loads; plus the windowed percentile and the Pareto mask on hand-worked inputs."""
+"""The array ring and its sweeps equal the engine's slow paths exactly: routing (primary and
+secondary), keyspace shares, session spread, removal diffs and bounded loads. A figure that
+drew the array path while the tests checked the engine would otherwise show a different ring."""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from core.errors import ParamError
 from core.fleet.ring import ConsistentHashRing
-from core.fleet.spread import bounded_load_point, removal_moves, ring_spread
-from core.fleet.views import (
+from core.fleet.ring_arrays import (
     DRAW_STRIDE,
-    bounded_sweep,
     cluster_ids,
     keyspace_shares,
     next_other_owner,
-    pareto_front,
-    primary_points,
-    removal_view,
     ring_view,
     route_counts,
+    route_keys,
     session_array,
+)
+from core.fleet.spread import bounded_load_point, removal_moves, ring_spread, session_hashes
+from core.fleet.spread_arrays import (
+    bounded_sweep,
+    removal_sweep,
+    removal_view,
+    session_sweep,
     share_sweep,
-    windowed_percentile,
 )
 
 
@@ -37,13 +41,11 @@ def test_ring_view_routes_like_the_engine(clusters, vnodes, draw):
     ring = ConsistentHashRing(ids, vnodes=vnodes)
     view = ring_view(clusters, vnodes, draw)
     assert view.points.tolist() == [p for p, _ in ring.points()]
-    hashes = session_array(3000)
-    j = primary_points(view, hashes)
-    nxt = next_other_owner(view)
-    routes = [ring.route_hash(int(h)) for h in hashes]
+    primary, secondary = route_keys(view, session_array(3000))
+    routes = [ring.route_hash(int(h)) for h in session_array(3000)]
     base = draw * DRAW_STRIDE
-    assert (view.owners[j] + base).tolist() == [p for p, _ in routes]
-    assert (view.owners[nxt[j]] + base).tolist() == [s for _, s in routes]
+    assert (primary + base).tolist() == [p for p, _ in routes]
+    assert (secondary + base).tolist() == [s for _, s in routes]
 
 
 @pytest.mark.parametrize("vnodes", [1, 8, 128])
@@ -79,12 +81,43 @@ def test_removal_view_matches_removal_moves(clusters, vnodes, removed):
     assert np.all(r.after == np.where(np.arange(clusters) == removed, 0, r.before + r.gained))
 
 
+@pytest.mark.parametrize(("clusters", "vnodes", "removed"), [(8, 8, 0), (5, 32, 2)])
+def test_receivers_match_a_slow_count_on_the_engine(clusters, vnodes, removed):
+    """Where the removed cluster's sessions went, counted key by key on ConsistentHashRing."""
+    ring = ConsistentHashRing(range(clusters), vnodes=vnodes)
+    hashes = session_hashes(4000)
+    before = [ring.route_hash(h)[0] for h in hashes]
+    ring.remove_cluster(removed)
+    landed = Counter(ring.route_hash(h)[0] for h, b in zip(hashes, before, strict=True)
+                     if b == removed)
+    r = removal_view(clusters, vnodes, 4000, removed)
+    assert r.receivers == len(landed)
+    assert r.largest_receiver_share == pytest.approx(max(landed.values()) / sum(landed.values()))
+
+
 def test_share_sweep_draws_differ_and_shrink_with_vnodes():
     s = share_sweep(8, (1, 16, 256), (0, 1, 2, 3))
     assert s.cv.shape == (4, 3)
     assert len(set(s.cv[:, 0].tolist())) == 4  # independent placements
     assert np.all(s.cv.mean(axis=0)[1:] < s.cv.mean(axis=0)[:-1])
     assert s.cv[0, 1] == pytest.approx(ring_spread(8, 16, 10).share_cv)
+
+
+def test_session_sweep_matches_ring_spread_at_every_vnode_count():
+    """Draw 0 is the engine's ring over clusters 0..N-1: ring_spread routes the same keys."""
+    sweep = session_sweep(6, (1, 8, 64), 3000)
+    for j, v in enumerate((1, 8, 64)):
+        point = ring_spread(6, v, 3000)
+        assert sweep.cv[j] == pytest.approx(point.cv, rel=1e-12)
+        assert sweep.max_over_mean[j] == pytest.approx(point.max_over_mean, rel=1e-12)
+
+
+def test_removal_sweep_matches_removal_moves_at_every_vnode_count():
+    sweep = removal_sweep(6, (2, 16), 3000, removed=1)
+    for j, v in enumerate((2, 16)):
+        m = removal_moves(6, v, 3000, removed=1)
+        assert sweep.moved_fraction[j] == m.moved_fraction
+        assert sweep.removed_share[j] == pytest.approx(m.expected_fraction, abs=1e-12)
 
 
 @pytest.mark.parametrize(("c", "s"), [(1.0, 0.0), (1.25, 1.2), (1.5, 1.0), (math.inf, 1.2)])
@@ -94,19 +127,6 @@ def test_bounded_sweep_matches_bounded_load_point(c, s):
     assert run.max_over_mean == pytest.approx(ref.max_over_mean)
     assert run.on_primary == pytest.approx(ref.on_primary)
     assert run.loads.sum() == 600
+    assert run.within_cap
     if not math.isinf(c):
         assert run.loads.max() <= run.cap == math.ceil(c * 600 / 8)
-
-
-def test_windowed_percentile_by_hand():
-    t = np.array([0.5, 1.5, 1.6, 1.7, 3.5])
-    v = np.array([1.0, 2.0, 4.0, 6.0, 9.0])
-    out = windowed_percentile(t, v, np.array([0.0, 1.0, 2.0, 3.0, 4.0]), q=50.0)
-    assert out[0] == 1.0 and out[1] == 4.0 and math.isnan(out[2]) and out[3] == 9.0
-
-
-def test_pareto_front_by_hand():
-    """Minimise cost, maximise gain: (1, .5) and (2, .9) survive; (3, .8) and (2, .4) do not."""
-    cost = np.array([1.0, 2.0, 3.0, 2.0])
-    gain = np.array([0.5, 0.9, 0.8, 0.4])
-    assert pareto_front(cost, gain).tolist() == [True, True, False, False]
