@@ -210,7 +210,9 @@ class FleetRun:
     def _finish(self, i: int, k: int, ep: int, t: float) -> None:
         if ep == self.epoch[k]:
             del self.active[k][i]
-            self._admit_released(self.release(self.klass[i]), t)
+            freed = self.release(self.klass[i])
+            if freed:  # usually empty: skip the call
+                self._admit_released(freed, t)
 
     def _fail(self, i: int, k: int, ep: int, t: float) -> None:
         """Cluster k dies at t: cache lost, decodes cut, queued and prefilling work re-routed."""
