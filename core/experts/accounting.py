@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from core.experts.slots import DEMAND, SlotTable
+from core.experts.slots import AHEAD, DEMAND, DEMAND_BATCH, PREFETCH, SlotTable
 from core.experts.stats import CacheStats
 
 
@@ -32,6 +32,9 @@ class Counters:
     warm_reads: int = 0
     prefetch_wasted: int = 0
     evicted_after_use: int = 0
+    demand_batch_reads: int = 0
+    demand_batch_misses: int = 0
+    demand_batch_unused: int = 0
     carried_pending: int = 0
     device_bytes: int = 0
     wasted_bytes: int = 0
@@ -53,10 +56,18 @@ class Accountant:
         self.window = 0
 
     def hit(self, s: int) -> str:
+        """A get() that found slot s READY: a resident or prefetched hit, or (the first get of
+        a demand-batch member) a demand miss whose read was batched. Returns the event op."""
         c, t = self.c, self.table
-        c.hits += 1
         c.demand_requests += 1
-        if t.origin[s] != DEMAND and not t.consumed[s]:
+        if t.origin[s] == DEMAND_BATCH and not t.consumed[s]:
+            t.consumed[s] = True
+            c.misses += 1
+            c.demand_misses += 1
+            c.demand_batch_misses += 1
+            return "miss"
+        c.hits += 1
+        if t.origin[s] in AHEAD and not t.consumed[s]:
             t.consumed[s] = True
             c.hits_prefetched += 1
             if t.window[s] < self.window:
@@ -82,10 +93,13 @@ class Accountant:
         """Count the eviction of READY slot s; returns True if it wasted a prefetch."""
         c, t = self.c, self.table
         c.evictions += 1
-        if t.origin[s] != DEMAND and not t.consumed[s]:
+        if t.origin[s] in AHEAD and not t.consumed[s]:
             c.prefetch_wasted += 1
             c.wasted_bytes += t.device[s]
             return True
+        if t.origin[s] == DEMAND_BATCH and not t.consumed[s]:
+            c.demand_batch_unused += 1  # read for a layer that never asked for it
+            return False
         c.evicted_after_use += 1
         return False
 
@@ -96,7 +110,9 @@ class Accountant:
         c.device_bytes += device
         if origin == DEMAND:
             c.demand_reads += 1
-        elif origin == "prefetch":
+        elif origin == DEMAND_BATCH:
+            c.demand_batch_reads += 1
+        elif origin == PREFETCH:
             c.prefetch_reads += 1
         else:
             c.warm_reads += 1

@@ -13,6 +13,9 @@ them when the layer is out of range) and stops after 64 reservations, silently; 
 ignores are counted in `batch_ids_dropped`, a lab counter upstream does not have. Ids that are
 not integers raise ParamError in both modes.
 
+Demand batches (fixed mode): `get_many(layer, ids, demand=True)` reads the experts a layer
+needs now in parallel; they are demand misses, never prefetches (core.experts.stats).
+
 Leases (fixed mode): every view get() hands out is leased until the next begin_layer(), as
 the reference's section 12 requires: its slot is not evicted, by a get, get_many or warm, however
 many gets follow. A layer can hold at most n_slots - pinned leases; once every unpinned slot
@@ -34,7 +37,7 @@ from core.experts.loader import SlotLoader
 from core.experts.reader import PAGE, round_up, slot_stride
 from core.experts.shards import ShardIndex
 from core.experts.slot_view import ExpertView
-from core.experts.slots import DEMAND, WARM, Leases, SlotTable
+from core.experts.slots import DEMAND, DEMAND_BATCH, PREFETCH, WARM, Leases, SlotTable
 from core.experts.stats import CacheStats
 
 MAX_BATCH = 64  # K3_MAX_TOPK: most ids per get_many (fixed), most reservations (compat)
@@ -140,16 +143,26 @@ class ExpertCache:
         self._leases.lease(s)
         return t.views[s]
 
-    def get_many(self, layer: int, ids: list[int] | tuple[int, ...] | np.ndarray) -> int:
-        """Load a batch of one layer's experts ahead of use; returns how many were published.
+    def get_many(self, layer: int, ids: list[int] | tuple[int, ...] | np.ndarray,
+                 demand: bool = False) -> int:
+        """Load a batch of one layer's experts in parallel; returns how many were published.
 
         Never touches hits, misses, hist or trace. Members already resident are skipped
         (fixed mode stamps them and protects them from the batch's own reservations);
         duplicates are read once; members that cannot be read are skipped and counted.
         Fixed mode raises ParamError on a bad layer or id or more than 64 ids; compat mode
         skips them as upstream does (see the module docstring).
+
+        demand=False: a prefetch, loaded ahead of use (origin "prefetch"). demand=True: a
+        demand batch, the experts the layer needs now (origin "demand_batch"): the first get
+        of each member counts as a demand miss, never as a prefetched hit. Fixed mode only.
         """
+        if demand is not False and demand is not True:
+            raise ParamError(f"demand must be a bool, got {demand!r}")
         if self._k3:
+            if demand:
+                raise ParamError("demand batches are a fixed-mode feature (compat=None); "
+                                 "compat='k3-v1' reproduces upstream's getmany only")
             return self._get_many_k3(layer, list(ids))
         layer = _index("layer", layer, self.n_layers)
         ids = [_index("ids[]", e, self.n_experts) for e in list(ids)]
@@ -161,7 +174,8 @@ class ExpertCache:
             if s >= 0 and s not in protected:
                 t.stamp(s)
                 protected.add(s)
-        return self._io.load_batch(layer, ids, protected, MAX_BATCH)
+        origin = DEMAND_BATCH if demand else PREFETCH
+        return self._io.load_batch(layer, ids, protected, MAX_BATCH, origin)
 
     def _get_many_k3(self, layer: object, raw: list[object]) -> int:
         """Upstream getmany: out-of-range ids skipped, at most 64 reservations, no error."""

@@ -9,7 +9,8 @@ from typing import NamedTuple
 import numpy as np
 
 # Event ops: reserve, read_done, read_failed, publish, evict, waste, hit_resident,
-# hit_prefetched, miss, drop, warm, pin, unpin, reset, lease_clear.
+# hit_prefetched, miss, drop, warm, pin, unpin, reset, lease_clear. A "miss" whose origin is
+# demand_batch is the first get of a member of a demand batch (get_many(..., demand=True)).
 
 
 class Event(NamedTuple):
@@ -68,7 +69,7 @@ class SlotInfo(NamedTuple):
     layer: int  # -1 when EMPTY
     expert: int
     pinned: bool
-    origin: str | None  # demand | prefetch | warm
+    origin: str | None  # demand | prefetch | warm | demand_batch
     consumed: bool
     leased: bool
     used_at: int

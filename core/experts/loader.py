@@ -133,12 +133,13 @@ class SlotLoader:
         return s
 
     def load_batch(self, layer: int, ids: list[int], protected: set[int],
-                   max_reserve: int) -> int:
+                   max_reserve: int, origin: str = PREFETCH) -> int:
         """Reserve serially, read in parallel sorted by offset, publish what fully arrived.
 
-        Stops reserving when no slot is evictable (prefetch_skipped += the distinct, not
-        resident ids left unread) or after `max_reserve` reservations (upstream's 64: the ids
-        never looked at are counted in batch_ids_dropped).
+        Stops reserving when no slot is evictable (a prefetch counts prefetch_skipped += the
+        distinct, not resident ids left unread; a demand batch leaves them to get()) or after
+        `max_reserve` reservations (upstream's 64: the ids never looked at are counted in
+        batch_ids_dropped). `origin` is PREFETCH or DEMAND_BATCH (see core.experts.stats).
         """
         self._check_open()
         t, n = self.t, self.n_experts
@@ -161,10 +162,11 @@ class SlotLoader:
             if s < 0:
                 # Left unread: this id and every later one that is neither resident nor
                 # already handled in this batch, each counted once.
-                left = {key} | {layer * n + x for x in ids[i + 1 :]}
-                self.acct.c.prefetch_skipped += sum(
-                    1 for k in left if (k == key or k not in seen) and t.slot_of[k] < 0
-                )
+                if origin == PREFETCH:
+                    left = {key} | {layer * n + x for x in ids[i + 1 :]}
+                    self.acct.c.prefetch_skipped += sum(
+                        1 for k in left if (k == key or k not in seen) and t.slot_of[k] < 0
+                    )
                 break
             self.reserve(s, key)
             work.append((s, key, ref, plan))
@@ -186,10 +188,10 @@ class SlotLoader:
         published = 0
         for (s, key, ref, plan), g in zip(work, got, strict=True):
             if complete(plan, g):
-                self.publish(s, key, ref, plan, PREFETCH, sum(g))
+                self.publish(s, key, ref, plan, origin, sum(g))
                 published += 1
             else:
-                self._fail(s, ref, PREFETCH)
+                self._fail(s, ref, origin)
         return published
 
     def publish(self, s: int, key: int, ref: ExpertRef, plan: ReadPlan, origin: str,

@@ -9,7 +9,10 @@ from __future__ import annotations
 EMPTY = -1
 INFLIGHT = -2
 
-DEMAND, PREFETCH, WARM = "demand", "prefetch", "warm"
+# Slot origins: a serial demand miss, a prefetch batch, warm(), and a demand batch (get_many of
+# experts the layer needs now: each is a demand miss whose read was batched, never a prefetch).
+DEMAND, PREFETCH, WARM, DEMAND_BATCH = "demand", "prefetch", "warm", "demand_batch"
+AHEAD = (PREFETCH, WARM)  # loaded ahead of demand: a first get is a prefetched hit
 
 
 class SlotTable:
@@ -98,7 +101,7 @@ class SlotTable:
         return sum(
             1
             for s in range(self.n_slots)
-            if self.key_of[s] >= 0 and self.origin[s] != DEMAND and not self.consumed[s]
+            if self.key_of[s] >= 0 and self.origin[s] in AHEAD and not self.consumed[s]
         )
 
 

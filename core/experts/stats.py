@@ -10,11 +10,16 @@ Upstream (kimi-k3-in-c v1.0.0) reports an aggregate "TRUE resident" rate
 is consumed exactly once, in the same window, before eviction; `aggregate_adjusted_hits` keeps
 the unclamped value (a negative one is a signal) and `upstream_resident_hits` applies the clamp.
 
+Demand batches (`get_many(..., demand=True)`: the experts a layer needs now, read in parallel)
+are demand, not prefetch: their reads count in demand_batch_reads, never prefetch_reads, and the
+first get of each member is a demand miss (demand_batch_misses, inside demand_misses and the
+upstream misses), never a hit.
+
 Invariants (every window), checked by `invariant_errors`:
   demand_requests == hits_resident + hits_prefetched + demand_misses
   prefetch_reads + warm_reads + carried_pending
       == hits_prefetched + prefetch_wasted + prefetch_pending
-  evictions == prefetch_wasted + evicted_after_use
+  evictions == prefetch_wasted + evicted_after_use + demand_batch_unused
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ class CacheStats:
     warm_reads: int
     prefetch_wasted: int  # evicted before any get consumed it
     evicted_after_use: int
+    demand_batch_reads: int  # get_many(demand=True) publishes
+    demand_batch_misses: int  # first gets of demand-batch members (inside demand_misses)
+    demand_batch_unused: int  # demand-batch members evicted before any get (a caller's bug)
     carried_pending: int  # unconsumed prefetches alive at reset_stats
     device_bytes: int  # bytes the reads transferred (aligned windows)
     wasted_bytes: int  # device bytes of wasted prefetches
@@ -145,6 +153,6 @@ def invariant_errors(s: CacheStats) -> list[str]:
             "prefetch_reads + warm_reads + carried_pending != "
             "hits_prefetched + prefetch_wasted + prefetch_pending"
         )
-    if s.evictions != s.prefetch_wasted + s.evicted_after_use:
-        errs.append("evictions != prefetch_wasted + evicted_after_use")
+    if s.evictions != s.prefetch_wasted + s.evicted_after_use + s.demand_batch_unused:
+        errs.append("evictions != prefetch_wasted + evicted_after_use + demand_batch_unused")
     return errs

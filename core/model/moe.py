@@ -6,11 +6,18 @@ Routed experts are not read from this module directly but from an ExpertProvider
 order of first appearance (row-major over the chosen ids); every expert's output is computed
 from its weights at once and then added, so a provider that streams experts through a small
 cache gives the same bits as one holding every expert.
+
+Selection: with no provider, or a provider whose `policy` is None, the choice is the stock
+top-k above, unchanged (the code path the shipped weights were trained with). A provider with
+a SelectionPolicy (core.routing.RoutePolicy) chooses instead from the same scores and the
+provider's residency snapshot for the layer (cache-aware routing). forward() tells the
+provider when the layer is routed (before any expert is fetched) and when its experts were
+consumed (before the next layer runs).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import torch
 import torch.nn as nn
@@ -27,6 +34,13 @@ class Routing(NamedTuple):
     ids: torch.Tensor  # [N, k] int64, chosen experts in descending score
     weights: torch.Tensor  # [N, k] renormalised top-k scores
     order: tuple[int, ...]  # experts in the order they were fetched (the layer's demand)
+
+
+class SelectionPolicy(Protocol):
+    def select(self, layer: int, scores: torch.Tensor, resident: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """scores [N, E], resident bool [E] -> (ids [N, k] int64, weights [N, k], rows sum to 1)."""
+        ...
 
 
 def visit_order(ids: torch.Tensor) -> tuple[int, ...]:
@@ -54,23 +68,33 @@ class MoE(nn.Module):
         self.w2 = nn.Parameter(torch.randn(E, D, inner) / inner**0.5)
         self.w3 = nn.Parameter(torch.randn(E, inner, D) / D**0.5)
 
-    def route(self, x: torch.Tensor) -> Routing:
-        """x [N, D] -> Routing (scores, top-k ids and weights, visit order)."""
+    def route(self, x: torch.Tensor, provider: ExpertProvider | None = None) -> Routing:
+        """x [N, D] -> Routing (scores, chosen ids and weights, visit order).
+
+        Stock top-k unless the provider carries a selection policy (module docstring).
+        """
         scores = self.router(x).softmax(-1)  # [N, E]
-        top, ids = scores.topk(self.d.top_k, dim=-1)  # [N, k]
-        weights = top / top.sum(-1, keepdim=True)  # [N, k]
+        policy = provider.policy if provider is not None else None
+        if policy is None:
+            top, ids = scores.topk(self.d.top_k, dim=-1)  # [N, k]
+            weights = top / top.sum(-1, keepdim=True)  # [N, k]
+        else:
+            resident = provider.resident(self.layer, self.d.n_experts)  # [E] bool
+            ids, weights = policy.select(self.layer, scores, resident)  # [N, k] each
         return Routing(scores, ids, weights, visit_order(ids))
 
     def forward(self, x: torch.Tensor, provider: ExpertProvider) -> tuple[torch.Tensor, Routing]:
         """x [B, T, D] -> ([B, T, D], Routing over the B*T tokens)."""
         B, T, D = x.shape
         flat = x.reshape(B * T, D)  # [N, D]
-        r = self.route(flat)
+        r = self.route(flat, provider)
+        provider.routed(self.layer, r)
         out = F.linear(F.silu(self.shared_w1(flat)) * self.shared_w3(flat), self.shared_w2.weight)
         for e, (w1, w2, w3) in provider.experts(self.layer, r.order):
             rows, slot = (r.ids == e).nonzero(as_tuple=True)  # tokens routed to e, in order
             y = expert_ffn(flat[rows], w1, w2, w3) * r.weights[rows, slot, None]  # [n, D]
             out = out.index_add(0, rows, y)
+        provider.consumed(self.layer, r)
         return out.view(B, T, D), r
 
 

@@ -14,7 +14,7 @@ class Cell:
 
     state: str  # EMPTY | INFLIGHT | READY
     expert: int  # -1 when EMPTY
-    origin: str | None  # demand | prefetch | warm
+    origin: str | None  # demand | prefetch | warm | demand_batch
     consumed: bool
     pinned: bool
 

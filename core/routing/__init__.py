@@ -1,0 +1,51 @@
+"""core.routing: cache-aware MoE routing, its meters, next-layer prefetch, and the closed loop.
+
+What it is: the engine behind the Cache-aware routing tab. The two levers of disk-streamed
+MoE: routing (choose a resident expert instead of a cold one; changes the model's output) and
+prefetch (load the next layer's experts ahead of time; changes only placement). It measures
+quality where it matters, at the output, beside the meters that only restate the swap rate.
+
+Modules, bottom up:
+  config      RouteConfig (method, k, J, M, P, alpha, lam), validated, never clamped; KINDS
+  select      select_experts (vectorised) and naive_select_experts (a per-row loop twin):
+              topk, max_rank (colibri CACHE_ROUTE), cum_prob, cache_prior (arXiv:2412.00099)
+  meters      per-row and per-layer swap, agree (= 1 - swap), dropped mass, L1 shift, KL
+  policy      RoutePolicy: select_experts as the MoE's selection policy, meters per phase
+  prefetch    Prefetcher: previous-token, PILOT and oracle predictors of layer L+1's experts
+  provider    RoutedProvider: CacheProvider + policy + prefetcher + prefill/decode windows
+  quality     teacher-forced NLL and argmax step by step; delta NLL, greedy agreement
+  disk        disk presets (HDD, SATA SSD, NVMe, RAM) and modelled read time
+  warm        the warm cache state every arm starts from: capture, restore, warm_up
+  arms        compare_arms: stock / routing / prefetch / both through core.serve's Engine
+  arm_report  ArmReport: hit split, bytes, waste, swaps, quality, modelled tokens/s
+
+Exports: RouteConfig, METHODS, KINDS, Selection, select_experts, naive_select_experts,
+top_ranks, RowMeters, LayerMeters, route_meters, RoutePolicy, Prefetcher, PrefetchMeters,
+PREDICTORS, RoutedProvider, teacher_forced, heldout_text, Disk, DISKS, ARMS, ArmReport,
+compare_arms.
+
+Oracles (tests/core/routing, tests/core/model/test_routing_*.py): hand-worked selection
+tables (each case worked in a comment); select_experts equals naive_select_experts on
+hypothesis-drawn scores and residency; nothing resident and everything resident reduce to
+top-k; agree == 1 - swap exactly and the overlap counted independently equals k - swaps; the
+model with stock selection is bit-identical to the pre-routing MoE; prefetch leaves the
+output bit-identical; every arm is reproducible from its seed.
+"""
+
+from core.routing.arm_report import ArmReport
+from core.routing.arms import ARMS, compare_arms
+from core.routing.config import KINDS, METHODS, RouteConfig
+from core.routing.disk import DISKS, Disk
+from core.routing.meters import LayerMeters, RowMeters, route_meters
+from core.routing.policy import RoutePolicy
+from core.routing.prefetch import PREDICTORS, Prefetcher, PrefetchMeters
+from core.routing.provider import RoutedProvider
+from core.routing.quality import heldout_text, teacher_forced
+from core.routing.select import Selection, naive_select_experts, select_experts, top_ranks
+
+__all__ = [
+    "ARMS", "DISKS", "KINDS", "METHODS", "PREDICTORS", "ArmReport", "Disk", "LayerMeters",
+    "PrefetchMeters", "Prefetcher", "RoutePolicy", "RouteConfig", "RoutedProvider", "RowMeters",
+    "Selection", "compare_arms", "heldout_text", "naive_select_experts", "route_meters",
+    "select_experts", "teacher_forced", "top_ranks",
+]

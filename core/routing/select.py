@@ -1,0 +1,270 @@
+"""select_experts: which k experts each row uses, given the router's scores and what is resident.
+
+Pure and vectorised over rows (no Python loop over rows); naive_select_experts below is the
+per-row loop you would write on a whiteboard, and the tests hold the two equal.
+
+Ranking: the true ranking of a row is its experts by descending score, ties to the lower id
+(a stable sort). The true top-k are its first k ranks. Methods (RouteConfig.method):
+  topk         the true top-k (stock); weights = their scores renormalised, bit for bit what
+               core.model.moe's stock path computes.
+  max_rank     colibri CACHE_ROUTE: ranks 0..J-1 are sacred (taken, resident or not); then every
+               resident expert of ranks J..M-1 in rank order until k are chosen (resident fill);
+               then the highest unchosen ranks below M (backfill). Each substitute (a chosen
+               expert outside the true top-k) has its score multiplied by alpha, then the k
+               weights are renormalised, which hands mass back to the true experts.
+  cum_prob     the paper's cumulative-probability threshold (arXiv:2412.00099): max_rank with
+               a per-row window, the fewest top ranks whose scores reach P of the row's total
+               positive mass, floored at k. Unlike colibri's ROUTE_P, P is a fraction of the
+               whole distribution (not of the top-M's mass), the window is not bounded by M (M
+               is not read) and can grow to E, and ranking and mass use the same scores.
+  cache_prior  the paper's Cache-Prior: rank on z' = log s + lam * range * resident, where
+               range = the row's max - min log-score (s floored at float32's smallest normal),
+               ties to the lower id; take the top k of z'; weights are the unmodified scores
+               renormalised over the chosen set. lam = 0 is stock (exactly topk); lam > 1
+               ranks every resident expert above every cold one (the k best resident experts,
+               when k are resident; up to rounding at lam just above 1).
+Output order: the chosen experts of a row in true-rank order (so a stock choice is stock to
+the bit, order included). window: how many ranks a substitute may come from (k for topk, M
+for max_rank, the row's window for cum_prob, E for cache_prior). kind: how each chosen
+expert got its slot (config.KINDS): sacred, resident fill or backfill (max_rank, cum_prob);
+stock or resident fill (cache_prior: inside or outside the true top-k); stock (topk).
+swaps: chosen experts outside the true top-k.
+A row whose chosen scores sum to 0 (all zero) gets equal weights 1/k, so rows always sum to 1.
+Rows with a NaN or infinite score fall back to a deterministic stock choice: the top k of the
+row with every non-finite score read as -inf (ties to the lower id, so an all-NaN row takes
+0..k-1), no duplicate ids, equal weights 1/k, kind stock, 0 swaps, and fallback=True.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from core.errors import ParamError
+from core.routing.config import BACKFILL, RESIDENT_FILL, SACRED, STOCK, RouteConfig
+
+TINY = torch.finfo(torch.float32).tiny  # cache_prior's floor under a score before the log
+
+
+class Selection(NamedTuple):
+    ids: torch.Tensor  # [N, k] int64, chosen experts in true-rank order
+    weights: torch.Tensor  # [N, k] mixing weights, rows sum to 1
+    kind: torch.Tensor  # [N, k] int8 codes into config.KINDS
+    swaps: torch.Tensor  # [N] int64, chosen experts outside the true top-k
+    window: torch.Tensor  # [N] int64, ranks a substitute may come from (k for topk, E prior)
+    fallback: torch.Tensor  # [N] bool, row had a non-finite score: stock fallback
+
+
+def top_ranks(scores: torch.Tensor, m: int) -> torch.Tensor:
+    """scores [N, E] -> the ids of each row's best m experts in rank order [N, m].
+
+    torch.topk, whose order among equal scores is unspecified, then a stable sort of the few
+    rows where two of the best m + 1 scores are equal (so ties go to the lower id).
+    """
+    N, E = scores.shape
+    vals, ids = scores.topk(min(m + 1, E), dim=-1)  # [N, m + 1] descending
+    tied = (vals[:, 1:] == vals[:, :-1]).any(1)  # [N]
+    if bool(tied.any()):
+        rows = tied.nonzero()[:, 0]
+        ids[rows] = rank_order(scores[rows])[:, : ids.shape[1]]
+    return ids[:, :m]
+
+
+def rank_order(scores: torch.Tensor) -> torch.Tensor:
+    """scores [N, E] -> expert ids [N, E] by descending score, ties to the lower id."""
+    return torch.sort(scores, dim=-1, descending=True, stable=True).indices
+
+
+def check_inputs(scores: object, resident: object, cfg: object) -> torch.Tensor:
+    """Validate; returns resident as bool [N, E] (a view when it was one snapshot [E])."""
+    if not isinstance(cfg, RouteConfig):
+        raise ParamError(f"cfg must be a RouteConfig, got {type(cfg).__name__}")
+    if not isinstance(scores, torch.Tensor) or scores.dim() != 2 or \
+            scores.dtype != torch.float32:
+        raise ParamError("scores must be a float32 tensor [N, E]")
+    N, E = scores.shape
+    cfg.check_experts(E)
+    if not isinstance(resident, torch.Tensor) or resident.dtype != torch.bool or \
+            tuple(resident.shape) not in ((E,), (N, E)):
+        raise ParamError(f"resident must be a bool tensor [E] or [N, E] with E = {E}, "
+                         f"got {getattr(resident, 'shape', type(resident).__name__)}")
+    return resident.expand(N, E)
+
+
+def _compact(chosen: torch.Tensor, k: int) -> torch.Tensor:
+    """chosen bool [N, m] with exactly k per row -> their column indices, ascending [N, k]."""
+    N, m = chosen.shape
+    slot = torch.where(chosen, chosen.cumsum(1) - 1, k)  # [N, m] output slot, k = dropped
+    cols = torch.arange(m).expand(N, m)
+    return torch.zeros(N, k + 1, dtype=torch.int64).scatter_(1, slot, cols)[:, :k]
+
+
+def _fill(ranked: torch.Tensor, res: torch.Tensor, window: torch.Tensor, cfg: RouteConfig
+          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Sacred, resident fill, backfill over ranked ids [N, m] (window [N] <= m) ->
+    (chosen ids [N, k] in rank order, substitute mask [N, k], kind [N, k])."""
+    N, m = ranked.shape
+    k, J = cfg.k, cfg.J
+    pos = torch.arange(m)  # [m] rank positions
+    free = (pos < window[:, None]) & (pos >= J)  # [N, m] ranks a substitute may take
+    cand = free & res.gather(1, ranked)  # resident ranks in the window
+    fill = cand & (cand.cumsum(1) <= k - J)  # [N, m] the first k - J of them
+    room = (k - J) - fill.sum(1, keepdim=True)  # [N, 1] slots left for the backfill
+    rest = free & ~fill
+    back = rest & (rest.cumsum(1) <= room)  # [N, m] the best unchosen ranks
+    take = _compact((pos < J) | fill | back, k)  # [N, k] chosen ranks, ascending
+    code = torch.where(fill, RESIDENT_FILL, torch.where(back, BACKFILL, SACRED)).to(torch.int8)
+    return ranked.gather(1, take), take >= k, code.gather(1, take)
+
+
+def _window_fill(s: torch.Tensor, res: torch.Tensor, cfg: RouteConfig
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """max_rank / cum_prob -> (ids [N, k], substitute mask [N, k], kind [N, k], window [N])."""
+    N, E = s.shape
+    k = cfg.k
+    if cfg.method == "max_rank":
+        window = torch.full((N,), cfg.M, dtype=torch.int64)
+        return (*_fill(top_ranks(s, cfg.M), res, window, cfg), window)
+    pos_mass = s.clamp_min(0)  # [N, E]
+    goal = cfg.P * pos_mass.sum(1, keepdim=True)  # [N, 1]
+    m = min(E, 4 * k)  # most rows reach P within 4k ranks; the rest are ranked in full
+    ranked = top_ranks(s, m)  # [N, m]
+    mass = pos_mass.gather(1, ranked).cumsum(1)  # [N, m] cumulative mass by rank
+    window = torch.clamp((mass < goal).sum(1) + 1, min=k, max=m)  # [N]
+    ids, subst, kind = _fill(ranked, res, window, cfg)
+    short = (mass[:, -1:] < goal)[:, 0] if m < E else torch.zeros(N, dtype=torch.bool)
+    if bool(short.any()):
+        rows = short.nonzero()[:, 0]
+        ranked = rank_order(s[rows])  # [n, E]
+        mass = pos_mass[rows].gather(1, ranked).cumsum(1)
+        window[rows] = torch.clamp((mass < goal[rows]).sum(1) + 1, min=k, max=E)
+        ids[rows], subst[rows], kind[rows] = _fill(ranked, res[rows], window[rows], cfg)
+    return ids, subst, kind, window
+
+
+def _cache_prior(s: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """cache_prior -> (chosen ids [N, k] in rank order, substitute mask [N, k], kind [N, k])."""
+    N, E = s.shape
+    k = cfg.k
+    logs = s.clamp_min(TINY).log()  # [N, E]
+    span = logs.amax(1, keepdim=True) - logs.amin(1, keepdim=True)  # [N, 1]
+    z = logs + cfg.lam * span * resident.to(logs.dtype)  # [N, E]
+    picked = top_ranks(z, k)  # [N, k] best z', ties to the lower id
+    mine = s.gather(1, picked)  # [N, k] their scores
+    by = mine.sort(dim=1, descending=True, stable=True).indices  # rank order, but equal scores
+    picked, mine = picked.gather(1, by), mine.gather(1, by)  # keep z's order: fix those rows
+    tied = (mine[:, 1:] == mine[:, :-1]).any(1)  # [N]
+    if bool(tied.any()):
+        rows = tied.nonzero()[:, 0]
+        p = picked[rows].sort(dim=1).values  # by id, then stably by score
+        picked[rows] = p.gather(1, s[rows].gather(1, p).sort(dim=1, descending=True,
+                                                               stable=True).indices)
+        mine = s.gather(1, picked)
+    kth = top_ranks(s, k)[:, -1:]  # [N, 1] the k-th best expert
+    s_k = s.gather(1, kth)
+    subst = (mine < s_k) | ((mine == s_k) & (picked > kth))  # [N, k] ranked below the k-th
+    kind = torch.where(subst, RESIDENT_FILL, STOCK).to(torch.int8)
+    return picked, subst, kind
+
+
+def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig) -> Selection:
+    """scores [N, E] float32 router probabilities, resident bool [E] or [N, E] -> Selection."""
+    check_inputs(scores, resident, cfg)
+    N, E = scores.shape
+    k = cfg.k
+    bad = ~torch.isfinite(scores.sum(-1))  # [N] a non-finite score (or an overflowing sum)
+    any_bad = bool(bad.any())
+    s = scores
+    if any_bad:
+        finite = torch.isfinite(scores)  # [N, E]
+        bad = ~finite.all(-1)
+        any_bad = bool(bad.any())
+        s = scores.masked_fill(~finite, -math.inf)
+    window = torch.full((N,), k, dtype=torch.int64)
+    if cfg.method == "topk" or (cfg.method == "cache_prior" and cfg.lam == 0.0):
+        ids = top_ranks(s, k)  # [N, k]
+        subst = torch.zeros(N, k, dtype=torch.bool)
+        kind = torch.full((N, k), STOCK, dtype=torch.int8)
+        if cfg.method == "cache_prior":
+            window.fill_(E)
+    elif cfg.method == "cache_prior":
+        ids, subst, kind = _cache_prior(s, resident, cfg)
+        window.fill_(E)
+    else:
+        ids, subst, kind, window = _window_fill(s, resident.expand(N, E), cfg)
+    w = scores.gather(1, ids)  # [N, k]
+    if cfg.method in ("max_rank", "cum_prob") and cfg.alpha < 1.0:
+        w = torch.where(subst, w * cfg.alpha, w)
+    total = w.sum(-1, keepdim=True)  # [N, 1]
+    weights = torch.where(total > 0, w / total, 1.0 / k)  # [N, k]
+    swaps = subst.sum(1)  # [N]
+    if any_bad:
+        b = bad[:, None]  # [N, 1]
+        ids = torch.where(b, top_ranks(s, k), ids)
+        weights = torch.where(b, torch.full_like(weights, 1.0 / k), weights)
+        kind = torch.where(b, torch.full_like(kind, STOCK), kind)
+        swaps = torch.where(bad, 0, swaps)
+        window = torch.where(bad, k, window)
+    return Selection(ids, weights, kind, swaps, window, bad)
+
+
+def naive_select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig
+                         ) -> Selection:
+    """The slow twin: one row at a time, following the steps of the module docstring."""
+    res = check_inputs(scores, resident, cfg)
+    N, E = scores.shape
+    k, J = cfg.k, cfg.J
+    clean = scores.masked_fill(~torch.isfinite(scores), -math.inf)  # [N, E]
+    # NOTE: the same elementwise float32 log as the fast path, so both rank the same values
+    logs = clean.clamp_min(TINY).log()  # [N, E]
+    out: list[tuple] = []
+    for n in range(N):
+        vals = clean[n].tolist()
+        ranking = sorted(range(E), key=lambda e: (-vals[e], e))  # the true ranking
+        by_rank = scores[n][ranking]  # [E] scores by rank
+        if not bool(torch.isfinite(scores[n]).all()):
+            out.append((ranking[:k], [1.0 / k] * k, [STOCK] * k, 0, k, True))
+            continue
+        if cfg.method == "topk" or (cfg.method == "cache_prior" and cfg.lam == 0.0):
+            picked = {r: STOCK for r in range(k)}
+            win = k if cfg.method == "topk" else E
+        elif cfg.method in ("max_rank", "cum_prob"):
+            if cfg.method == "max_rank":
+                win = cfg.M
+            else:
+                goal = float(cfg.P * scores[n].clamp_min(0).sum())
+                mass = by_rank.clamp_min(0).cumsum(0).tolist()  # [E] cumulative, by rank
+                win = max(k, next((m + 1 for m in range(E) if mass[m] >= goal), E))
+            picked = {r: SACRED for r in range(J)}
+            for r in range(J, win):  # resident fill, in rank order
+                if len(picked) < k and bool(res[n, ranking[r]]):
+                    picked[r] = RESIDENT_FILL
+            for r in range(win):  # backfill: the best ranks left
+                if len(picked) < k and r not in picked:
+                    picked[r] = BACKFILL
+        else:
+            win = E
+            row = logs[n]  # [E] by expert id
+            span = row.max() - row.min()
+            z = (row + cfg.lam * span * res[n].to(row.dtype)).tolist()
+            best = sorted(range(E), key=lambda e: (-z[e], e))[:k]  # ties to the lower id
+            picked = {ranking.index(e): 0 for e in best}
+            picked = {r: STOCK if r < k else RESIDENT_FILL for r in picked}
+        take = sorted(picked)
+        w = by_rank[take]  # [k]
+        if cfg.method in ("max_rank", "cum_prob") and cfg.alpha < 1.0:
+            w = torch.stack([x * cfg.alpha if r >= k else x for r, x in zip(take, w, strict=True)])
+        weights = (w / w.sum()).tolist() if float(w.sum()) > 0 else [1.0 / k] * k
+        out.append(([ranking[r] for r in take], weights,
+                    [picked[r] for r in take], sum(r >= k for r in take), win, False))
+    if not out:
+        z = torch.zeros(0, k, dtype=torch.int64)
+        return Selection(z, z.to(scores.dtype), z.to(torch.int8), z[:, 0], z[:, 0],
+                         torch.zeros(0, dtype=torch.bool))
+    ids, w, kind, swaps, win, bad = zip(*out, strict=True)
+    return Selection(torch.tensor(ids, dtype=torch.int64), torch.tensor(w, dtype=scores.dtype),
+                     torch.tensor(kind, dtype=torch.int8), torch.tensor(swaps, dtype=torch.int64),
+                     torch.tensor(win, dtype=torch.int64), torch.tensor(bad))
