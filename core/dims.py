@@ -82,3 +82,10 @@ class K3Dims:
 
 
 K3 = K3Dims()
+
+
+def k3_group_blocks(block_tokens: int = 512) -> float:
+    """One K3 checkpoint group (every KDA layer's fp32 S + bf16 conv tail) in units of one
+    block of MLA latents over every MLA layer: about 31.7 at 512 tokens (reference §1)."""
+    group = K3.n_kda * (K3.kda_state_bytes + K3.kda_conv_bytes)
+    return group / (K3.n_mla * K3.mla_bytes_per_token * check_int("block_tokens", block_tokens, 1))

@@ -1,5 +1,11 @@
 """Per-cluster prefix cache: an LRU of chained 512-token block ids with a finite capacity.
 
+Capacity is in block-equivalents of memory. On a hybrid model a reusable prefix also needs a KDA
+checkpoint group at its boundary (core.prefix): every `every`-th block of a chain carries one,
+which costs `group_cost` blocks more (K3: about 31.7 blocks' worth of MLA KV, core.dims), so a
+cache that keeps dense checkpoints holds far fewer blocks. Reuse itself follows core.prefix's
+rule (core.prefix.rule.usable_blocks), applied by the simulator.
+
 A block id names the whole prefix up to and including that block (a chained hash), so the hit
 of a request is the run of leading ids present in the cache. Blocks are touched tail first
 (last block, then back to the first), so a prefix's head is always more recent than its tail
@@ -11,16 +17,26 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from core.errors import check_int
+from core.errors import check_float, check_int
+
+MILLI = 1000  # costs are kept in thousandths of a block
+
+
+def _milli(blocks: float) -> int:
+    return round(blocks * MILLI)
 
 
 class PrefixCache:
     """LRU over block ids: match() asks, match_and_insert() commits (hits touched, misses added)."""
 
-    def __init__(self, capacity_blocks: int, block_size: int = 512) -> None:
+    def __init__(self, capacity_blocks: int, block_size: int = 512, every: int = 1,
+                 group_cost: float = 0.0) -> None:
         self.capacity_blocks = check_int("capacity_blocks", capacity_blocks, 0)
         self.block_size = check_int("block_size", block_size, 1)
-        self._lru: OrderedDict[int, None] = OrderedDict()  # oldest first
+        self.every = check_int("every", every, 1)
+        self.group_cost = check_float("group_cost", group_cost, 0.0, 1e6)
+        self._lru: OrderedDict[int, int] = OrderedDict()  # block id -> cost (milli); oldest first
+        self.used = 0  # milli-block-equivalents held (integers: no drift over a long run)
         self.num_lookups = 0
         self.num_hit_blocks = 0
         self.num_evicted = 0
@@ -56,18 +72,20 @@ class PrefixCache:
             hit += 1
         cap = self.capacity_blocks
         if cap:
-            move = lru.move_to_end
-            for b in reversed(blocks):
+            move, every, group = lru.move_to_end, self.every, _milli(1.0 + self.group_cost)
+            for i in range(len(blocks) - 1, -1, -1):
+                b = blocks[i]
                 if b in lru:
                     move(b)
                 else:
-                    lru[b] = None
-            excess = len(lru) - cap
-            if excess > 0:
-                self.num_evicted += excess
-                pop = lru.popitem
-                for _ in range(excess):
-                    pop(last=False)
+                    cost = group if (i + 1) % every == 0 else MILLI
+                    lru[b] = cost
+                    self.used += cost
+            pop = lru.popitem
+            cap *= MILLI
+            while self.used > cap:
+                self.used -= pop(last=False)[1]
+                self.num_evicted += 1
         self.num_lookups += 1
         self.num_hit_blocks += hit
         return hit
@@ -76,6 +94,7 @@ class PrefixCache:
         """Drop everything (a failed cluster); returns the number of blocks lost."""
         lost = len(self._lru)
         self._lru.clear()
+        self.used = 0
         return lost
 
     def snapshot(self) -> tuple[int, ...]:
@@ -103,10 +122,13 @@ def match_all(caches: list[PrefixCache], blocks: list[int], live: list[bool]) ->
 class NaivePrefixCache:
     """Slow twin of PrefixCache: a plain list in recency order, scanned linearly."""
 
-    def __init__(self, capacity_blocks: int, block_size: int = 512) -> None:
+    def __init__(self, capacity_blocks: int, block_size: int = 512, every: int = 1,
+                 group_cost: float = 0.0) -> None:
         self.capacity_blocks = check_int("capacity_blocks", capacity_blocks, 0)
         self.block_size = check_int("block_size", block_size, 1)
+        self.every, self.group_cost = every, group_cost
         self.order: list[int] = []  # least recently used first
+        self.cost: dict[int, int] = {}  # milli-blocks
 
     def match(self, blocks: list[int]) -> int:
         n = 0
@@ -118,12 +140,16 @@ class NaivePrefixCache:
         hit = self.match(blocks)
         if self.capacity_blocks == 0:
             return hit
-        for b in reversed(blocks):
+        for i in reversed(range(len(blocks))):
+            b = blocks[i]
             if b in self.order:
                 self.order.remove(b)
+            else:
+                group = (i + 1) % self.every == 0
+                self.cost[b] = _milli(1.0 + self.group_cost) if group else MILLI
             self.order.append(b)
-        while len(self.order) > self.capacity_blocks:
-            self.order.pop(0)
+        while sum(self.cost[b] for b in self.order) > self.capacity_blocks * MILLI:
+            del self.cost[self.order.pop(0)]
         return hit
 
     def snapshot(self) -> tuple[int, ...]:

@@ -23,6 +23,7 @@ class SimConfig:
     beta: float = 0.5  # cache_aware load weight
     cache_blocks: int = 1024  # prefix cache capacity per cluster, in 512-token blocks
     checkpoint_blocks: int = 1  # KDA checkpoint stride: usable hits round down to it
+    group_cost: float = 0.0  # a checkpoint group's memory in blocks (K3: core.dims.k3_group_blocks)
     prefill_tok_s: float = 16_000.0  # per slot, uncached tokens
     hit_cost: float = 0.05  # a reused token costs this fraction of a computed one
     decode_step_s: float = 0.03
@@ -43,6 +44,7 @@ class SimConfig:
         check_float("beta", self.beta, 0.0, 1e6)
         check_int("cache_blocks", self.cache_blocks, 0, 1 << 30)
         check_int("checkpoint_blocks", self.checkpoint_blocks, 1, 1 << 20)
+        check_float("group_cost", self.group_cost, 0.0, 1e6)
         check_float("prefill_tok_s", self.prefill_tok_s, 1e-3, 1e12)
         check_float("hit_cost", self.hit_cost, 0.0, 1.0)
         check_float("decode_step_s", self.decode_step_s, 0.0, 1e3)

@@ -20,6 +20,7 @@ from core.fleet.config import SimConfig
 from core.fleet.ring import ConsistentHashRing, hash64
 from core.fleet.routers import FleetState, make_router
 from core.fleet.traces import Trace
+from core.prefix.rule import usable_blocks
 
 PREFILL_DONE, FINISH, FAIL, RECOVER = 0, 1, 2, 3
 
@@ -64,7 +65,8 @@ class FleetRun:
 
     def _build_fleet(self, cfg: SimConfig) -> None:
         nc = cfg.clusters
-        self.caches = [PrefixCache(cfg.cache_blocks, self.bs) for _ in range(nc)]
+        self.caches = [PrefixCache(cfg.cache_blocks, self.bs, cfg.checkpoint_blocks, cfg.group_cost)
+                       for _ in range(nc)]
         self.fleet = FleetState(self.caches)
         self.load, self.live = self.fleet.load, self.fleet.live
         self.router = make_router(cfg.router, nc, cfg.vnodes, cfg.bound_c, cfg.beta)
@@ -165,7 +167,7 @@ class FleetRun:
             blocks = self.ids[self.offs[i] : self.offs[i + 1]].tolist()
         hb = self.caches[k].match_and_insert(blocks)
         p, step = self.plen[i], self.step
-        hit = min((hb - hb % self.stride) * self.bs, p - 1 if p > 0 else 0)
+        hit = usable_blocks(hb, p, self.bs, self.stride) * self.bs  # core.prefix's rule
         pre = (p - hit) * self.miss_s + hit * self.hit_s
         first = t + pre + step
         finish = first + max(self.olen[i] - 1, 0) * step

@@ -7,9 +7,10 @@ Model (each simplification is an optimism a figure should name):
     (prompt - hit) / prefill_tok_s + hit * hit_cost / prefill_tok_s; the first token comes one
     decode step later; the request holds its budget until output_len decode steps have run.
     Decode does not slow prefill, and batching is not modelled.
-  * hit = leading cached blocks of the prompt on that cluster, rounded down to the KDA checkpoint
-    stride, times 512, at most prompt - 1 (one token must run for the logits). The prompt's blocks
-    enter the cache when its prefill starts.
+  * hit = the engine's reuse rule (core.prefix.rule.usable_blocks): the leading cached blocks of
+    the prompt on that cluster, rounded down to the KDA checkpoint stride, and short of the whole
+    prompt (one token must run for the logits), times 512. The prompt's blocks enter the cache
+    when its prefill starts.
   * At fail_at the cluster dies: its cache is lost, its queued and prefilling requests are
     re-routed at once (requeued; TTFT still counts from their arrival), and requests already past
     their first token are counted as interrupted: their decode ends at the failure (finish), they

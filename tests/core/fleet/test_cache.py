@@ -53,9 +53,12 @@ class TestPrefixCache:
     @given(
         cap=st.integers(0, 12),
         requests=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 8)), max_size=40),
+        every=st.integers(1, 4),
+        group_cost=st.sampled_from([0.0, 0.5, 2.25, 31.74]),
     )
-    def test_equals_slow_twin_and_keeps_prefixes(self, cap, requests):
-        fast, slow = PrefixCache(cap), NaivePrefixCache(cap)
+    def test_equals_slow_twin_and_keeps_prefixes(self, cap, requests, every, group_cost):
+        fast = PrefixCache(cap, every=every, group_cost=group_cost)
+        slow = NaivePrefixCache(cap, every=every, group_cost=group_cost)
         for session, n in requests:
             blocks = _chain(session, n)
             assert fast.match(blocks) == slow.match(blocks)
@@ -64,3 +67,19 @@ class TestPrefixCache:
         held = set(fast.snapshot())
         for b in held:
             assert all(p in held for p in range(b - b % 1000, b)), "a cached block lost its head"
+
+
+def test_checkpoint_groups_cost_capacity_by_hand():
+    """Capacity 10 blocks, a group every 2nd block costing 3 blocks more: a 4-block chain costs
+    1 + 4 + 1 + 4 = 10 and fits exactly; serving the 5-block chain adds block 5 (cost 1) and then
+    evicts the least recent, which is block 5 itself (blocks are touched tail first), so the
+    cache keeps the 4-block prefix. Without groups all 5 blocks fit."""
+    c = PrefixCache(10, every=2, group_cost=3.0)
+    chain = _chain(0, 5)
+    c.match_and_insert(chain[:4])
+    assert len(c) == 4 and c.used == 10 * 1000
+    c.match_and_insert(chain)
+    assert set(c.snapshot()) == set(chain[:4]) and c.used == 10 * 1000
+    plain = PrefixCache(10)
+    plain.match_and_insert(chain)
+    assert set(plain.snapshot()) == set(chain)

@@ -61,9 +61,12 @@ class TestCostModel:
         rec = simulate(trace, replace(self.CFG, checkpoint_blocks=3)).records
         assert rec.reused_tokens[1] == 3 * 512
 
-    def test_full_hit_still_computes_one_token(self):
+    def test_full_hit_resumes_at_the_last_boundary_before_the_end(self):
+        """A 2-block prompt seen before: one token must run for the logits, and a hybrid model
+        resumes only at a checkpoint (a block boundary), so block 2 is recomputed (the engine's
+        rule, core.prefix.rule; attention-only caches would reuse 1,023 tokens)."""
         trace = _hand_trace([(0.0, 1, 1024, [1, 2]), (10.0, 1, 1024, [1, 2])])
-        assert simulate(trace, self.CFG).records.reused_tokens[1] == 1023
+        assert simulate(trace, self.CFG).records.reused_tokens[1] == 512
 
     def test_queueing_adds_wait(self):
         trace = _hand_trace([(0.0, 1, 1000, []), (0.0, 2, 1000, [])])
