@@ -8,6 +8,8 @@ from tabs.fleet_ring import TAB as FLEET_RING
 from tabs.fleet_sim import TAB as FLEET_SIM
 from tabs.kda_replay import TAB as KDA_REPLAY
 from tabs.model import TAB as MODEL
+from tabs.paging import TAB as PAGING
+from tabs.prefix import TAB as PREFIX
 from tabs.replay_ring import TAB as REPLAY_RING
 from tabs.spec import FigureSpec, TabSpec
 
@@ -17,6 +19,8 @@ REGISTRY: tuple[TabSpec, ...] = (
     EXPERT_CACHE,
     CACHE_POLICIES,
     MODEL,
+    PAGING,
+    PREFIX,
     FLEET_RING,
     FLEET_SIM,
 )

@@ -23,13 +23,27 @@ class FigureSpec:
 
 
 @dataclass(frozen=True)
+class LiveSpec:
+    """Live text beside the figures: `fn(**params)` returns Markdown measured at call time
+    (e.g. wall-clock timings). Never a figure: not baselined, exported or in golden metrics;
+    `name` is its api_name."""
+
+    name: str
+    title: str
+    fn: Callable[..., str]
+    params: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TabSpec:
-    """One tab: a lesson beside 2-6 controls (the first is the hero) and its figures."""
+    """One tab: a lesson beside 2-6 controls (the first is the hero), its figures and an
+    optional live text panel."""
 
     id: str
     title: str
     controls: tuple[Control, ...]
     figures: tuple[FigureSpec, ...]
+    live: LiveSpec | None = None
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.controls]
@@ -42,6 +56,10 @@ class TabSpec:
         for f in self.figures:
             missing = set(f.params) - set(names)
             assert not missing, f"figure {f.name}: params {missing} have no control"
+        if self.live is not None:
+            missing = set(self.live.params) - set(names)
+            assert not missing, f"live {self.live.name}: params {missing} have no control"
+            assert self.live.name not in {f.name for f in self.figures}, "live name is taken"
 
     @property
     def hero(self) -> Control:
@@ -65,6 +83,15 @@ def render(
     fig: FigureSpec, tab: TabSpec, values: Mapping[str, object] | None = None
 ) -> FigureResult:
     """Validate values (defaults for missing ones) against the tab's controls, then draw."""
+    return fig.fn(**_params(fig.params, tab, values))
+
+
+def render_live(live: LiveSpec, tab: TabSpec, values: Mapping[str, object] | None = None) -> str:
+    """Validate values like render() does, then measure: Markdown, different on every call."""
+    return live.fn(**_params(live.params, tab, values))
+
+
+def _params(names: tuple[str, ...], tab: TabSpec,
+            values: Mapping[str, object] | None) -> dict[str, object]:
     merged = {**tab.defaults(), **(values or {})}
-    params = validate_all(tab.controls, {p: merged[p] for p in fig.params})
-    return fig.fn(**params)
+    return validate_all(tab.controls, {p: merged[p] for p in names})

@@ -6,13 +6,14 @@ import base64
 
 import gradio as gr
 from gradio.components.plot import PlotData
+from gradio.context import get_render_context
 from matplotlib.figure import Figure
 
 from core.errors import ParamError
 from tabs.controls import Control, Slider
 from tabs.figure import render_png
 from tabs.metrics import to_markdown
-from tabs.spec import FigureSpec, TabSpec, render
+from tabs.spec import FigureSpec, LiveSpec, TabSpec, render, render_live
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
@@ -60,10 +61,38 @@ def _handler(fig: FigureSpec, tab: TabSpec):
     return handle
 
 
+def _live_handler(live: LiveSpec, tab: TabSpec):
+    def handle(*values: object) -> str:
+        try:
+            return render_live(live, tab, dict(zip(live.params, values, strict=True)))
+        except ParamError as e:
+            raise gr.Error(str(e)) from None
+
+    handle.__name__ = live.name
+    return handle
+
+
+def _build_live(live: LiveSpec, tab: TabSpec, comps: dict, opened: object) -> None:
+    """A Markdown panel filled by its own endpoint: when the tab is opened, when one of its
+    controls moves, and on "Measure again". Nothing is measured while the app is built."""
+    gr.Markdown(f"#### {live.title}", elem_classes=["figure-title"])
+    text = gr.Markdown("Measured when this tab opens.", elem_id=f"{live.name}-live")
+    again = gr.Button("Measure again", size="sm", elem_id=f"{live.name}-button")
+    triggers = [again.click]
+    if isinstance(opened, gr.Tab):  # the gr.Tab this tab is built in (app.py), if any
+        triggers.append(opened.select)
+    triggers += [t for p in live.params for t in _triggers(tab.control(p), comps[p])]
+    gr.on(triggers, _live_handler(live, tab), inputs=[comps[p] for p in live.params],
+          outputs=[text], api_name=live.name, trigger_mode="always_last",
+          show_progress="minimal", concurrency_limit=1, concurrency_id="live",
+          preprocess=False)
+
+
 def build_tab(tab: TabSpec) -> None:
     """Lay out the lesson, controls, figures and metrics inside the current gr.Tab."""
     comps: dict[str, gr.components.Component] = {}
     outputs: dict[str, tuple[gr.Plot, gr.Markdown]] = {}
+    opened = get_render_context()  # the enclosing gr.Tab: its select event opens the live text
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):
             for c in tab.controls:
@@ -83,6 +112,8 @@ def build_tab(tab: TabSpec) -> None:
                 with gr.Accordion("Numbers on this figure", open=False):
                     table = gr.Markdown(to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
                 outputs[fig.name] = (plot, table)
+            if tab.live is not None:
+                _build_live(tab.live, tab, comps, opened)
     linked = _link_maxima(tab, comps)
     for fig in tab.figures:
         handler = _handler(fig, tab)

@@ -1,0 +1,226 @@
+"""Prefix-cache scenarios on a real Engine: a cached prompt, then one request, recorded.
+
+Every preset first serves CACHED (a shared document plus a first question) through an Engine
+with checkpoints every `checkpoint_every` blocks, then prepares the cache and serves one
+request:
+  hit       REQUEST shares the document's first 8 blocks with CACHED: stage 1 walks them,
+            stage 2 resumes from the deepest complete, ready checkpoint group
+  miss      OTHER shares nothing: the first block's hash is not in the cache
+  fallback  as hit, but memory pressure first evicted the cache's least recently used entries
+            (whole groups, tail first) until the group the request would use was gone: it
+            falls back to the last checkpoint still held
+  partial   as hit, but the group the request would use lost one KDA layer (a publish that
+            was not all or nothing): the safe lookup backs off past it; the unsafe one
+            (check_groups=False) resumes from it and its logits leave the cold run's
+Each request is served with the safe lookup and, on an identical fork, with check_groups=False
+(only where that lookup picks another boundary: otherwise it is the same arithmetic); both last
+logits are compared with a cold HybridLM.forward of the request.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+
+import torch
+
+from core.errors import ParamError, check_choice, check_int
+from core.model.model import HybridLM
+from core.paging.pool import PageKind
+from core.prefix.entries import LookupResult
+from core.serve.engine import Engine
+from core.serve.reports import PoolUsage
+from core.tolerances import max_abs
+
+PRESETS = ("hit", "miss", "fallback", "partial")
+POOL_PAGES = 400
+BROKEN_LAYER = 0  # the KDA layer a partial group lacks
+
+DOCUMENT = (
+    b"import json\n\n\n"
+    b"def load_config(path):\n"
+    b"    \"\"\"Read a JSON config file and fill in the defaults.\"\"\"\n"
+    b"    with open(path) as f:\n"
+    b"        config = json.load(f)\n"
+    b"    config.setdefault(\"workers\", 4)\n"
+    b"    config.setdefault(\"timeout\", 30)\n"
+    b"    return config\n\n\n"
+    b"def start(config):\n"
+    b"    pool = []\n"
+    b"    for i in range(config[\"workers\"]):\n"
+    b"        pool.append(spawn(i, timeout=config[\"timeout\"]))\n"
+    b"    return pool\n\n\n"
+    b"def stop(pool):\n"
+    b"    for worker in pool:\n"
+    b"        worker.join()\n"
+    b"    pool.clear()\n\n\n"
+    b"def spawn(i, timeout):\n"
+    b"    return Worker(name=f\"worker-{i}\", timeout=timeout)\n\n\n"
+    b"class Worker:\n"
+    b"    def __init__(self, name, timeout):\n"
+    b"        self.name = name\n"
+    b"        self.timeout = timeout\n"
+)[:536]  # 8 full blocks of 64 bytes and 24 bytes of a ninth
+CACHED = DOCUMENT + (
+    b"\n# Question: what does load_config return when the file has no workers key?\n"
+    b"# Answer: a dict whose workers entry is 4, the default set by setdefault, and whose\n"
+    b"# timeout entry is 30 unless the file sets it.\n"
+)
+REQUEST = DOCUMENT + (
+    b"\n# Question: how many workers does start spawn by default?\n"
+    b"# Answer: four, one per"
+)
+OTHER = (
+    b"SELECT name, count(*) AS n\nFROM orders\nJOIN users ON users.id = orders.user_id\n"
+    b"WHERE orders.created_at > '2024-01-01'\nGROUP BY name\nORDER BY n DESC\nLIMIT 10;\n"
+) * 4
+
+
+@dataclass(frozen=True, slots=True)
+class PresetRun:
+    """One request served after CACHED, as the lookup saw it and as the logits came out."""
+
+    preset: str
+    checkpoint_every: int
+    block_tokens: int
+    cached: LookupResult  # CACHED's own blocks and groups as the cache holds them, just before
+    cached_full_blocks: int  # full blocks CACHED published (before any eviction)
+    request: bytes
+    lookup: LookupResult  # the safe two-stage lookup of the request
+    unsafe: LookupResult  # the same request with check_groups=False
+    reused_tokens: int
+    computed_tokens: int
+    unsafe_reused_tokens: int
+    max_abs_safe: float  # max |engine last logits - cold HybridLM.forward|
+    max_abs_unsafe: float
+    evicted_entries: int  # cache entries evicted by the fallback preset's memory pressure
+    group_pages: int  # KDA_STATE pages the cache held when the request arrived
+    pages: PoolUsage  # after the request's prefill
+
+    @property
+    def request_tokens(self) -> int:
+        return len(self.request)
+
+
+def serve_cached(model: HybridLM, checkpoint_every: int) -> Engine:
+    """A fresh engine that has served CACHED (callers fork it; they never serve on it)."""
+    eng = Engine(model, POOL_PAGES, checkpoint_every=checkpoint_every)
+    eng.prefill(CACHED)
+    return eng
+
+
+def fork(eng: Engine) -> Engine:
+    """An independent copy of an engine's pool and prefix cache (the model is shared)."""
+    return copy.deepcopy(eng, {id(eng.model): eng.model})
+
+
+def request_of(preset: str) -> bytes:
+    """The prompt a preset serves after CACHED."""
+    return OTHER if preset == "miss" else REQUEST
+
+
+def _deepest_group(eng: Engine, prompt: bytes) -> bytes | None:
+    r = eng.cache.lookup(prompt)
+    return eng.cache.hashes(prompt)[r.boundary_blocks - 1] if r.boundary_blocks else None
+
+
+def _evict_until_gone(eng: Engine, digest: bytes) -> int:
+    """Memory pressure: free one LRU entry at a time until the group `digest` is evicted."""
+    n, cache = 0, eng.cache
+    while digest in cache.groups:
+        if not cache.make_room(cache.pool.num_free + 1):  # evicts exactly one entry
+            raise RuntimeError("nothing left to evict, and the group is still cached")
+        n += 1
+    return n
+
+
+def _drop_layer(eng: Engine, digest: bytes, layer: int) -> None:
+    """Fault injection: the group at `digest` loses one KDA layer's pages (a partial group)."""
+    # NOTE: PrefixCache has no public way to break a published group; this mirrors
+    # tests/core/serve/test_engine.py (free the layer's pages, mark the layer unwritten).
+    group = eng.cache.groups[digest]
+    eng.pool.free(list(group.layers[layer]))
+    group.layers = tuple(None if i == layer else p for i, p in enumerate(group.layers))
+
+
+def prepare(base: Engine, preset: str) -> tuple[Engine, int]:
+    """A fork of `base` set up for `preset` (eviction or a broken group); entries evicted."""
+    eng, evicted = fork(base), 0
+    target = _deepest_group(eng, REQUEST)
+    if target is not None and preset == "fallback":
+        evicted = _evict_until_gone(eng, target)
+    elif target is not None and preset == "partial":
+        _drop_layer(eng, target, BROKEN_LAYER)
+    eng.check()
+    return eng, evicted
+
+
+@torch.no_grad()
+def cold_logits(model: HybridLM, prompt: bytes) -> torch.Tensor:
+    """[V]: the oracle, one HybridLM.forward of the whole prompt with no cache at all."""
+    return model(torch.tensor([list(prompt)], dtype=torch.long)).logits[0, -1]
+
+
+def run_preset(model: HybridLM, preset: str, checkpoint_every: int,
+               base: Engine | None = None, cold: torch.Tensor | None = None) -> PresetRun:
+    """Serve the preset's request after CACHED, safely and unsafely, against a cold run.
+
+    base: an engine from serve_cached (forked, never changed); cold: the request's cold last
+    logits if already computed (cold_logits(model, request_of(preset)))."""
+    preset = str(check_choice("preset", preset, PRESETS))
+    k = check_int("checkpoint_every", checkpoint_every, 1, 1 << 20)
+    base = base if base is not None else serve_cached(model, k)
+    if base.checkpoint_every != k:
+        raise ParamError(f"base must serve checkpoint_every={k}, got {base.checkpoint_every}")
+    prompt = request_of(preset)
+    cold = cold if cold is not None else cold_logits(model, prompt)
+    eng, evicted = prepare(base, preset)
+    cached = eng.cache.lookup(CACHED + b"\x00")
+    group_pages = eng.cache.held_pages()[PageKind.KDA_STATE]
+    unsafe_lookup = eng.cache.lookup(prompt, check_groups=False)
+    same = unsafe_lookup.boundary_blocks == eng.cache.lookup(prompt).boundary_blocks
+    safe = eng.prefill(prompt)
+    # NOTE: the same boundary on identical engines is the same arithmetic: run it once
+    unsafe = safe if same else prepare(base, preset)[0].prefill(prompt, check_groups=False)
+    return PresetRun(
+        preset=preset, checkpoint_every=k, block_tokens=base.P,
+        cached=cached, cached_full_blocks=len(CACHED) // base.P, request=prompt,
+        lookup=safe.lookup, unsafe=unsafe_lookup, reused_tokens=safe.reused_tokens,
+        computed_tokens=safe.computed_tokens, unsafe_reused_tokens=unsafe.reused_tokens,
+        max_abs_safe=max_abs(safe.last_logits, cold),
+        max_abs_unsafe=max_abs(unsafe.last_logits, cold), evicted_entries=evicted,
+        group_pages=group_pages, pages=safe.pages)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSaved:
+    """Measured wall time of the request's prefill: cold (no cache) vs after the preset."""
+
+    cold_seconds: float  # best of `repeat`
+    reuse_seconds: float  # best of `repeat`
+    reused_tokens: int
+    computed_tokens: int
+    repeat: int
+
+    @property
+    def saved_seconds(self) -> float:
+        return self.cold_seconds - self.reuse_seconds
+
+
+def time_saved(model: HybridLM, preset: str, base: Engine, repeat: int = 3) -> TimeSaved:
+    """Time the preset's request (safe lookup) on forks of `base` and on a cache-off engine."""
+    preset = str(check_choice("preset", preset, PRESETS))
+    repeat = check_int("repeat", repeat, 1, 50)
+    prompt = request_of(preset)
+    cold, warm, report = [], [], None
+    for _ in range(repeat):
+        off = Engine(model, POOL_PAGES, prefix_cache=False)
+        t0 = time.perf_counter()
+        off.prefill(prompt)
+        cold.append(time.perf_counter() - t0)
+        eng, _ = prepare(base, preset)
+        t0 = time.perf_counter()
+        report = eng.prefill(prompt)
+        warm.append(time.perf_counter() - t0)
+    return TimeSaved(min(cold), min(warm), report.reused_tokens, report.computed_tokens, repeat)

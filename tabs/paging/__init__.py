@@ -1,0 +1,35 @@
+"""Tab: Page pool. One pool of fixed-size pages holds both kinds of serving state: MLA latents,
+which grow with the sequence, and KDA state, a constant page group per layer."""
+
+from __future__ import annotations
+
+from tabs.controls import Choice, Slider
+from tabs.paging.common import MAX_TOKENS
+from tabs.paging.growth import paging_growth
+from tabs.paging.ledger import paging_ledger
+from tabs.paging.pack import paging_pack
+from tabs.spec import FigureSpec, TabSpec
+
+TAB = TabSpec(
+    id="paging",
+    title="Page pool",
+    controls=(
+        Slider("seq_len", "Sequence length (tokens)", 1, MAX_TOKENS, 160, demo=300,
+               info="The hero: watch MLA pages appear at every page boundary while the KDA "
+                    "page groups stay put."),
+        Slider("tokens_per_page", "Tokens per page P (toy model)", 32, 256, 64, step=16,
+               demo=80, info="One page holds P MLA latents of one layer (P × 128 B)."),
+        Choice("dtype", "KDA state dtype for pack / unpack", ("float32", "bfloat16"),
+               "float32", demo="bfloat16"),
+        Slider("k3_tokens_per_page", "Tokens per page at K3 scale", 256, 1024, 512, step=128,
+               demo=1024),
+    ),
+    figures=(
+        FigureSpec("paging_growth", "MLA pages grow with length; KDA page groups stay constant",
+                   paging_growth, ("seq_len", "tokens_per_page")),
+        FigureSpec("paging_pack", "A real KDA state packed into pages and back",
+                   paging_pack, ("seq_len", "tokens_per_page", "dtype")),
+        FigureSpec("paging_ledger", "The ledger at K3 scale: where MLA overtakes KDA",
+                   paging_ledger, ("k3_tokens_per_page",)),
+    ),
+)

@@ -1,0 +1,116 @@
+"""Figure: the model's state stored in one page pool at the chosen length (MLA block tables
+grow, KDA page groups do not), and the pages in use at every length up to the slider's end."""
+
+from __future__ import annotations
+
+from core.paging.ledger import toy_geometry
+from core.paging.pool import PageKind
+from tabs.figure import FigureResult, lab_figure
+from tabs.paging.common import MAX_TOKENS, POOL_PAGES, dims, growth, stored
+from tabs.palette import ROLE
+
+KIND_COLOUR = {PageKind.MLA_KV: ROLE["mla"], PageKind.KDA_STATE: ROLE["kda"]}
+SHORT = {"conv tail": "conv"}
+
+
+def _label(what: str) -> str:
+    return SHORT.get(what, what.replace("block ", "blk ").replace("S heads ", "S ")
+                     .replace("S head ", "S "))
+
+
+def _table(ax, s, cols: int) -> None:
+    kinds = s.layer_kinds
+    text = cols <= 16
+    first = {k: kinds.index(k) for k in set(kinds)}  # roles are labelled on one row per kind
+    for layer in range(len(kinds)):
+        cells = s.layer_cells(layer)
+        colour = KIND_COLOUR[cells[0].kind]
+        y = (layer - 0.4, 0.8)
+        # one collection per row and part: a long table stays cheap to draw
+        ax.broken_barh([(c + 0.05, 0.9) for c in range(len(cells))], y,
+                       facecolors=ROLE["empty"], edgecolors=colour, lw=0.9)
+        ax.broken_barh([(c + 0.05, 0.9 * cell.fill) for c, cell in enumerate(cells)], y,
+                       facecolors=colour, lw=0)
+        for c, cell in enumerate(cells):
+            light = "white" if cell.fill == 1.0 else "black"
+            if text:
+                role = f"\n{_label(cell.what)}" if first[kinds[layer]] == layer else ""
+                ax.text(c + 0.5, layer, f"p{cell.page}{role}", ha="center", va="center",
+                        fontsize=6.5, color=light, linespacing=1.1, in_layout=False)
+            elif c in (0, len(cells) - 1):  # a long table: its ends only
+                ax.text(c + 0.5, layer, f"{cell.page}", ha="center", va="center", fontsize=5.5,
+                        color=light, in_layout=False)
+    ax.set_xlim(0, cols)
+    ax.set_ylim(len(kinds) - 0.5, -0.5)
+    ax.set_yticks(range(len(kinds)), [f"layer {i} {k.upper()}" for i, k in enumerate(kinds)])
+    ax.set_xticks([])
+    ax.grid(False)
+    ax.tick_params(axis="y", length=0)
+
+
+def _curve(ax, g, seq_len: int, P: int) -> None:
+    x = range(g.max_tokens + 1)
+    total = [m + k for m, k in zip(g.mla_pages, g.kda_pages, strict=True)]
+    ax.step(x, g.mla_pages, where="post", color=ROLE["mla"], label="MLA pages (grow)")
+    ax.step(x, g.kda_pages, where="post", color=ROLE["kda"], label="KDA pages (constant)")
+    ax.step(x, total, where="post", color=ROLE["reference"], lw=1.0, label="all pages")
+    ax.axhline(POOL_PAGES, color=ROLE["neutral"], ls=":", lw=1.0,
+               label=f"pool: {POOL_PAGES} pages")
+    ax.axvline(seq_len, color=ROLE["annotation"], ls="--", lw=1.0)
+    right = seq_len > 0.7 * g.max_tokens  # keep the label inside the axes
+    ax.annotate(f"length {seq_len}: {total[seq_len]} pages", (seq_len, total[seq_len]),
+                xytext=(-6 if right else 6, 12), textcoords="offset points", fontsize=8,
+                fontweight="bold", ha="right" if right else "left")
+    cross = g.mla_overtakes_kda
+    if cross is not None:
+        ax.plot([cross], [g.mla_pages[cross]], "o", color=ROLE["mla"], ms=5)
+        ax.annotate(f"MLA pages > KDA pages from {cross} tokens", (cross, g.mla_pages[cross]),
+                    xytext=(-40, 52), textcoords="offset points", fontsize=7.5, ha="center",
+                    arrowprops={"arrowstyle": "-", "color": ROLE["mla"], "lw": 0.8})
+    ax.set_xlim(0, g.max_tokens)
+    ax.set_ylim(0, POOL_PAGES * 1.08)
+    ax.set_xticks(range(0, g.max_tokens + 1, 128))
+    ax.vlines(range(P, g.max_tokens, P), 0, POOL_PAGES * 1.08, color=ROLE["grid"], lw=0.5,
+              zorder=0)
+    ax.set_yticks(range(0, POOL_PAGES + 1, 32))
+    ax.set_xlabel(f"sequence length (tokens); thin lines: page boundaries every P = {P}")
+    ax.set_ylabel("pages in use")
+    ax.set_title("Pages in use at every length: one step per page boundary, in every MLA layer")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
+def paging_growth(seq_len: int, tokens_per_page: int) -> FigureResult:
+    P = tokens_per_page
+    s, g, geo = stored(seq_len, P), growth(P), toy_geometry(dims(), P)
+    cols = -(-MAX_TOKENS // P)  # the widest MLA table this page size can need: a fixed x range
+    mla_cells = s.layer_cells(dims().layer_kinds.index("mla"))
+    mla_per_layer, last = len(mla_cells), round(mla_cells[-1].fill * P)
+    nxt = mla_per_layer * P  # the table's capacity in tokens
+    with lab_figure(6.8) as fig:
+        table, curve = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.3, 1]})
+        _table(table, s, cols)
+        table.set_title(f"The pool at length {seq_len}, P = {P} tokens per page: each layer's "
+                        f"pages (p = physical page id from the one free list)")
+        table.set_xlabel(f"blue: MLA latent pages; block i holds tokens [iP, iP + P), the last "
+                         f"holds {last} of {P} and token {nxt + 1} opens a new page in every "
+                         f"MLA layer\ngreen: KDA state pages (S in whole heads, conv tail), the "
+                         f"same at every length; pale: unused bytes of a page")
+        _curve(curve, g, seq_len, P)
+    metrics = {
+        "seq_len": seq_len,
+        "tokens_per_page": P,
+        "page_bytes": geo.page_bytes,
+        "mla_pages": g.mla_pages[seq_len],
+        "kda_pages": g.kda_pages[seq_len],
+        "free_pages": s.free_pages,
+        "mla_pages_per_layer": mla_per_layer,
+        "last_page_tokens": last,
+        "next_page_at_token": nxt + 1,
+        "kda_pages_per_layer": geo.kda_pages_per_layer,
+        "kda_heads_per_page": geo.heads.per_page,
+        "mla_pages_exceed_kda_from": g.mla_overtakes_kda if g.mla_overtakes_kda else -1,
+        "byte_crossover_tokens": geo.crossover_tokens,
+        "pool_matches_ledger": g.matches_ledger,
+        "stored_roundtrip_max_abs": s.max_abs_roundtrip,
+    }
+    return FigureResult(fig, metrics)

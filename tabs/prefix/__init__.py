@@ -1,0 +1,35 @@
+"""Tab: Prefix cache. Reuse is only as deep as the last complete, ready KDA checkpoint: a
+two-stage lookup, its presets, and the spacing staircase, on a real engine."""
+
+from __future__ import annotations
+
+from tabs.controls import Choice, Slider
+from tabs.prefix.common import PRESETS, SPACINGS
+from tabs.prefix.live import prefix_time_saved
+from tabs.prefix.lookup import prefix_lookup
+from tabs.prefix.presets import prefix_presets
+from tabs.prefix.spacing import prefix_spacing
+from tabs.spec import FigureSpec, LiveSpec, TabSpec
+
+TAB = TabSpec(
+    id="prefix",
+    title="Prefix cache",
+    controls=(
+        Slider("checkpoint_every", "Checkpoint spacing k (a KDA checkpoint group every k blocks)",
+               SPACINGS[0], SPACINGS[-1], 1, demo=3,
+               info="The hero: sparser checkpoints cost fewer pages but reuse less."),
+        Choice("preset", "Request preset", PRESETS, "hit", demo="partial",
+               info="hit: shares 8 blocks · miss: shares nothing · fallback: its checkpoint "
+                    "was evicted · partial: its checkpoint lost a layer"),
+    ),
+    figures=(
+        FigureSpec("prefix_lookup", "The two-stage lookup, step by step",
+                   prefix_lookup, ("checkpoint_every", "preset")),
+        FigureSpec("prefix_presets", "Every preset: reuse, why it stopped, same logits as cold?",
+                   prefix_presets, ("checkpoint_every", "preset")),
+        FigureSpec("prefix_spacing", "Checkpoint spacing vs reusable tokens vs memory",
+                   prefix_spacing, ("checkpoint_every",)),
+    ),
+    live=LiveSpec("prefix_time_saved", "Prefill time saved, measured live on this machine",
+                  prefix_time_saved, ("checkpoint_every", "preset")),
+)

@@ -1,0 +1,51 @@
+"""The live text panel (TabSpec.live): declared like a figure, served under its own api_name,
+validated like a figure's controls, and never part of a figure's output.
+
+Pinned: a LiveSpec whose params have no control, or whose name is a figure's, is refused; the
+prefix tab's panel answers through gradio_client with a measured table; bad input is a clear
+error naming the parameter.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+from gradio_client import Client
+
+from tabs.controls import Slider
+from tabs.prefix import TAB as PREFIX
+from tabs.spec import FigureSpec, LiveSpec, TabSpec
+from tabs.ui import _live_handler
+
+pytestmark = pytest.mark.app
+
+
+def _spec(live: LiveSpec) -> TabSpec:
+    controls = (Slider("a", "A", 0, 3, 1), Slider("b", "B", 0, 3, 1))
+    fig = FigureSpec("fig_a", "A", lambda a: None, ("a",))
+    return TabSpec("t", "T", controls, (fig,), live)
+
+
+def test_live_spec_is_checked_like_a_figure():
+    _spec(LiveSpec("live_a", "A", lambda a: "", ("a",)))
+    with pytest.raises(AssertionError, match="no control"):
+        _spec(LiveSpec("live_a", "A", lambda c: "", ("c",)))
+    with pytest.raises(AssertionError, match="taken"):
+        _spec(LiveSpec("fig_a", "A", lambda a: "", ("a",)))
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(gr.Error, match="preset"):
+        _live_handler(PREFIX.live, PREFIX)(1, "nope")
+    with pytest.raises(gr.Error, match=r"checkpoint_every.*\[1, 8\]"):
+        _live_handler(PREFIX.live, PREFIX)(9, "hit")
+
+
+def test_live_endpoint_measures(app_url):
+    client = Client(app_url, verbose=False)
+    try:
+        text = client.predict(3, "hit", api_name=f"/{PREFIX.live.name}")
+    finally:
+        client.close()
+    assert "| cold (no prefix cache) |" in text and "Saved:" in text
+    assert "384 tokens reused" in text  # k = 3: the hit resumes at block 6
