@@ -7,6 +7,7 @@ quality where it matters, at the output, beside the meters that only restate the
 
 Modules, bottom up:
   config      RouteConfig (method, k, J, M, P, alpha, lam), validated, never clamped; KINDS
+  ranking     the true ranking (ties to the lower id): top_ranks, rank_order; input checks
   select      select_experts (vectorised) and naive_select_experts (a per-row loop twin):
               topk, max_rank (colibri CACHE_ROUTE), cum_prob, cache_prior (arXiv:2412.00099)
   meters      per-row and per-layer swap, agree (= 1 - swap), dropped mass, L1 shift, KL
@@ -41,7 +42,8 @@ from core.routing.policy import RoutePolicy
 from core.routing.prefetch import PREDICTORS, Prefetcher, PrefetchMeters
 from core.routing.provider import RoutedProvider
 from core.routing.quality import heldout_text, teacher_forced
-from core.routing.select import Selection, naive_select_experts, select_experts, top_ranks
+from core.routing.ranking import top_ranks
+from core.routing.select import Selection, naive_select_experts, select_experts
 
 __all__ = [
     "ARMS", "DISKS", "KINDS", "METHODS", "PREDICTORS", "ArmReport", "Disk", "LayerMeters",

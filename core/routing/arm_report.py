@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from core.experts import CacheStats
 from core.routing.disk import disk
-from core.routing.meters import LayerMeters
+from core.routing.meters import LayerMeters, combine
 from core.routing.prefetch import PrefetchMeters, total
 from core.routing.quality import Scored, compare, first_divergence
 
@@ -56,8 +58,9 @@ class ArmReport:
     issues: tuple[tuple[int, int], ...]  # (reads, device bytes) of every prefetch batch
     n_layers: int
     prefill: CacheStats | None  # the prefill's cache window
-    compute_s: float = field(compare=False)  # decode wall time minus the cache's load time
+    compute_s: float = field(compare=False)  # median decode step minus its load time, x steps
     wall_s: float = field(compare=False)  # decode wall time
+    select_s: float = field(compare=False)  # decode time inside select_experts (in compute_s)
 
     @property
     def agree(self) -> float:
@@ -91,19 +94,17 @@ def report(arm: str, predictor: str | None, text: bytes, stock_text: bytes, gen:
            tf: Scored, tf_pass: Pass, stock_tf: Scored, n_layers: int) -> ArmReport:
     """Assemble one arm's report from its generation pass and its teacher-forced pass."""
     s = gen.stats
-    pre = gen.prefetcher
-    issues = tuple(pre.issues) if pre is not None else ()
-    pf = total(pre.meters()) if pre is not None else None
-    p_bytes = sum(b for _, b in issues)
+    pf = total(gen.prefetch) if gen.prefetch else None
+    p_bytes = sum(b for _, b in gen.issues)
     q = compare(tf, stock_tf)
-    meters = gen.policy.total("decode")
+    meters = combine(gen.layers)
     return ArmReport(
-        arm=arm, route=gen.policy.cfg.label(), predictor=predictor, text=text,
+        arm=arm, route=gen.route, predictor=predictor, text=text,
         generated=len(text), requests=s.demand_requests, hit_rate=_hit(s),
         hit_resident=s.exact_resident_rate, hit_prefetched=s.exact_prefetched_rate,
         miss_rate=s.exact_miss_rate, bytes_read=s.bytes_read,
         demand_reads=s.demand_reads + s.demand_batch_reads, demand_bytes=s.device_bytes - p_bytes,
-        prefetch_reads=sum(r for r, _ in issues), prefetch_bytes=p_bytes,
+        prefetch_reads=sum(r for r, _ in gen.issues), prefetch_bytes=p_bytes,
         prefetch_wasted_bytes=s.wasted_bytes, prefetch_pending=s.prefetch_pending,
         recall=pf.recall if pf is not None else None,
         precision=pf.precision if pf is not None else None,
@@ -111,9 +112,7 @@ def report(arm: str, predictor: str | None, text: bytes, stock_text: bytes, gen:
         delta_nll=q.delta_nll, greedy_agree=q.greedy_agree,
         scored_first_divergence=q.first_divergence,
         first_divergence=first_divergence(text, stock_text),
-        scored_hit_rate=_hit(tf_pass.stats),
-        scored_swap_rate=tf_pass.policy.total("decode").swap,
-        layers=gen.policy.layers("decode"),
-        prefetch_layers=pre.meters() if pre is not None else (),
-        issues=issues, n_layers=n_layers, prefill=gen.prefill,
-        compute_s=max(0.0, gen.seconds - s.load_seconds), wall_s=gen.seconds)
+        scored_hit_rate=_hit(tf_pass.stats), scored_swap_rate=combine(tf_pass.layers).swap,
+        layers=gen.layers, prefetch_layers=gen.prefetch, issues=gen.issues, n_layers=n_layers,
+        prefill=gen.prefill, compute_s=float(np.median(gen.step_compute)) * len(text),
+        wall_s=gen.seconds, select_s=gen.select_s)

@@ -13,55 +13,77 @@ replays what the same routing used without prefetch (stock for "prefetch", routi
 "both"). `seed` picks the held-out passage; everything else is deterministic, so an arm's
 report is the same on every run except its measured times (fields that never compare).
 Hit rates, bytes and swaps are the decode's (the prefill's window is kept apart). Modelled
-tokens/s under a disk preset (core.routing.disk): measured compute per token, plus demand
-reads at the preset's speed, plus each prefetch's lateness: its load time beyond the compute
-time of the one layer it overlaps.
+tokens/s under a disk preset (core.routing.disk): measured compute per token (each decode
+step's wall time minus the cache's load time in it; the median step, so a busy machine's
+preemptions do not decide an A/B), plus demand reads at the preset's speed, plus each
+prefetch's lateness: its load time beyond the compute time of the one layer it overlaps.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 from core.errors import ParamError, check_choice, check_int
-from core.experts import CacheStats
+from core.experts import CacheStats, ExpertCache
+from core.model.model import HybridLM
 from core.model.weights import ASSET_DIR, load_model
 from core.paging.ledger import toy_geometry
 from core.routing.arm_report import ArmReport, report
 from core.routing.config import RouteConfig
+from core.routing.meters import LayerMeters
 from core.routing.policy import RoutePolicy
-from core.routing.prefetch import PREDICTORS, Prefetcher, Recording
+from core.routing.prefetch import PREDICTORS, Prefetcher, PrefetchMeters, Recording
 from core.routing.provider import RoutedProvider
 from core.routing.quality import Scored, heldout_text, teacher_forced
 from core.routing.warm import WarmState, restore, warm_up
 from core.serve import Engine
 
 ARMS = ("stock", "routing", "prefetch", "both")
+PAGE = 64  # tokens per page of the Engine's pool
 __all__ = ["ARMS", "ArmReport", "Pass", "compare_arms"]
 
 
 @dataclass(frozen=True, slots=True)
 class Pass:
-    """What one arm's generation or scoring pass measured."""
+    """What one arm's generation or scoring pass measured (values only, no live objects)."""
 
     stats: CacheStats  # the cache's decode window
-    prefill: CacheStats | None
-    steps: Recording
-    policy: RoutePolicy
-    prefetcher: Prefetcher | None
+    prefill: CacheStats | None  # the prefill's window (None: the pass had no prefill)
+    steps: Recording  # the experts each decode step used, per layer
+    route: str  # the routing's label
+    layers: tuple[LayerMeters, ...]  # decode routing meters per layer
+    prefetch: tuple[PrefetchMeters, ...]  # per layer; () without prefetch
+    issues: tuple[tuple[int, int], ...]  # (reads, device bytes) of every prefetch batch
     seconds: float = field(compare=False)  # wall time of the decode steps
+    step_compute: tuple[float, ...] = field(compare=False, default=())  # per step, no loads
+    select_s: float = field(compare=False, default=0.0)  # decode time inside select_experts
+
+
+def _finish(prov: RoutedProvider, stats: CacheStats, seconds: float,
+            step_compute: tuple[float, ...] = ()) -> Pass:
+    pre = prov.prefetcher
+    if pre is not None:
+        pre.close()
+    return Pass(stats, prov.prefill_stats, prov.steps, prov.policy.cfg.label(),
+                prov.policy.layers("decode"), pre.meters() if pre is not None else (),
+                tuple(pre.issues) if pre is not None else (), seconds, step_compute,
+                prov.policy.seconds["decode"])
 
 
 class _Arms:
-    def __init__(self, model, directory: Path, capacity: int, route: RouteConfig,
+    """The passes of one compare_arms call over one cache (rebuilt or carried over)."""
+
+    def __init__(self, model: HybridLM, directory: Path, capacity: int, route: RouteConfig,
                  predictor: str, start: WarmState, restore_each: bool) -> None:
         self.model, self.directory, self.capacity = model, directory, capacity
         self.route, self.predictor, self.start = route, predictor, start
         self.restore_each = restore_each
-        self.cache = None
+        self.cache: ExpertCache | None = None
 
-    def _cache(self):
+    def _cache(self) -> ExpertCache:
         """The pass's cache: the start state rebuilt (restore), or the last one carried over."""
         if self.cache is not None and not self.restore_each:
             self.cache.reset_stats()
@@ -71,7 +93,8 @@ class _Arms:
         self.cache = restore(self.directory, self.model, self.capacity, self.start)
         return self.cache
 
-    def _provider(self, routed: bool, prefetch: bool, future: Recording | None):
+    def _provider(self, routed: bool, prefetch: bool, future: Recording | None
+                  ) -> RoutedProvider:
         d = self.model.dims
         cfg = self.route if routed else RouteConfig("topk", k=d.top_k, J=0, M=d.top_k)
         cache = self._cache()
@@ -81,17 +104,19 @@ class _Arms:
     def generate(self, prompt: bytes, n_new: int, routed: bool, prefetch: bool,
                  future: Recording | None) -> tuple[bytes, Pass]:
         prov = self._provider(routed, prefetch, future)
-        pages = self.model.dims.n_mla * -(-(len(prompt) + n_new) // 64)
-        pages += toy_geometry(self.model.dims).kda_pages
-        eng = Engine(self.model, pages, prefix_cache=False, provider=prov)
+        d = self.model.dims
+        pages = d.n_mla * -(-(len(prompt) + n_new) // PAGE) + toy_geometry(d, PAGE).kda_pages
+        eng = Engine(self.model, pages, tokens_per_page=PAGE, prefix_cache=False, provider=prov)
         try:
             rep = eng.generate(prompt, n_new)
         finally:
             if prov.prefetcher is not None:
                 prov.prefetcher.close()
-        secs = sum(s.seconds for s in rep.steps)
-        return rep.text, Pass(self.cache.stats(), prov.prefill_stats, prov.steps, prov.policy,
-                              prov.prefetcher, secs)
+        stats = self.cache.stats()
+        marks = [*prov.load_marks, stats.load_seconds]
+        compute = tuple(st.seconds - (b - a)
+                        for st, (a, b) in zip(rep.steps, pairwise(marks), strict=True))
+        return rep.text, _finish(prov, stats, sum(st.seconds for st in rep.steps), compute)
 
     def score(self, text: bytes, routed: bool, prefetch: bool, future: Recording | None
               ) -> tuple[Scored, Pass]:
@@ -102,9 +127,7 @@ class _Arms:
         finally:
             if prov.prefetcher is not None:
                 prov.prefetcher.close()
-        secs = time.perf_counter() - t0
-        return scored, Pass(self.cache.stats(), prov.prefill_stats, prov.steps, prov.policy,
-                            prov.prefetcher, secs)
+        return scored, _finish(prov, self.cache.stats(), time.perf_counter() - t0)
 
     def close(self) -> None:
         if self.cache is not None:
@@ -113,9 +136,16 @@ class _Arms:
 
 def compare_arms(prompt: bytes, n_new: int, capacity: int, route: RouteConfig,
                  predictor: str = "pilot", seed: int = 0, restore: bool = True, *,
-                 model=None, directory: str | Path = ASSET_DIR, score_bytes: int = 128,
-                 warmup_bytes: int = 64) -> dict[str, ArmReport]:
-    """The four arms on the tiny model (see the module docstring) -> {arm: ArmReport}."""
+                 model: HybridLM | None = None, directory: str | Path = ASSET_DIR,
+                 score_bytes: int = 128, warmup_bytes: int = 64) -> dict[str, ArmReport]:
+    """The four arms on the tiny model (see the module docstring) -> {arm: ArmReport}.
+
+    prompt, n_new: what each arm generates through the Engine. capacity: ExpertCache slots.
+    route: the routing arms' RouteConfig. predictor: one of PREDICTORS. seed: picks the
+    held-out passage (warmup_bytes warm the cache, score_bytes are scored). restore: every
+    pass from the warm state (True) or carried over (False). model, directory: the model and
+    its shards (default: the shipped model in assets/model).
+    """
     if not isinstance(prompt, bytes) or not prompt:
         raise ParamError(f"prompt must be non-empty bytes, got {prompt!r}")
     n_new = check_int("n_new", n_new, 1, 4096)

@@ -24,7 +24,8 @@ from typing import NamedTuple
 
 import torch
 
-from core.routing.select import Selection, top_ranks
+from core.routing.ranking import top_ranks
+from core.routing.select import Selection
 
 KL_FLOOR = 1e-6
 COLIBRI_KL_FLOOR = 1e-12

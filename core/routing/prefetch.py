@@ -19,10 +19,14 @@ Unlike colibri there is no eviction guard: a prefetch may evict an expert the ne
 which shows up as waste and lost hits.
 
 Meters per layer: recall = correct / used (recall@width of the used set), precision = correct
-/ predicted, what was issued and loaded, and the device bytes of those loads. Wasted bytes (a
-prefetched expert evicted before any use) are the cache's own counters (CacheStats.
-wasted_bytes). `issues` keeps (reads, device bytes) of every get_many, so lateness can be
-modelled under any disk preset (core.routing.arms).
+/ predicted, what was issued and loaded, the device bytes of those loads, and what became of
+the loads, read from the cache's own per-event classification (its event log, drained at
+every token): `useful` (a get consumed it: a prefetched hit) and `wasted` (evicted before any
+get). Summed over layers they are the cache's hits_prefetched and prefetch_wasted for the
+prefetcher's loads; the wasted bytes are the cache's CacheStats.wasted_bytes (a load's device
+bytes depend on its alignment in the shard, so they are not a multiple of the count). `issues` keeps
+(reads, device bytes) of every get_many, so lateness can be modelled under any disk preset
+(core.routing.arm_report).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from core.errors import ParamError, check_choice, check_int
-from core.routing.select import top_ranks
+from core.routing.ranking import top_ranks
 
 if TYPE_CHECKING:
     from core.experts import ExpertCache
@@ -55,6 +59,8 @@ class PrefetchMeters:
     issued: int  # non-resident predictions sent to get_many
     loaded: int  # of those, published
     device_bytes: int  # bytes those loads transferred
+    useful: int  # loads a later get consumed (prefetched hits)
+    wasted: int  # loads evicted before any get
 
     @property
     def recall(self) -> float:
@@ -90,8 +96,9 @@ class Prefetcher:
                 self._hooks.append(b.norm2.register_forward_pre_hook(self._tap(i)))
         self._prev: dict[int, tuple[int, ...]] = {}
         self._pending: dict[int, frozenset[int]] = {}
-        self._n = [[0] * 7 for _ in range(self.n_layers)]  # PrefetchMeters fields per layer
+        self._n = [[0] * 9 for _ in range(self.n_layers)]  # PrefetchMeters fields per layer
         self.issues: list[tuple[int, int]] = []  # (reads, device bytes) per get_many
+        self._seq = cache.events()[-1].seq if cache.events() else 0  # events already seen
 
     def _tap(self, layer: int):
         def hook(_module: torch.nn.Module, args: tuple[torch.Tensor, ...]) -> None:
@@ -128,8 +135,24 @@ class Prefetcher:
             scores = block.moe.router.forward(h).softmax(-1)  # [B, E]
         return tuple(top_ranks(scores, self.width)[0].tolist())
 
+    def drain(self) -> None:
+        """Count the cache's hit_prefetched and waste events since the last drain, per layer.
+
+        Only slots this prefetcher loaded have origin "prefetch" (warm() loads are "warm").
+        """
+        events = self.cache.events(self._seq)
+        if events and events[0].seq != self._seq + 1:
+            raise RuntimeError(f"the cache's event log dropped events {self._seq + 1}.."
+                               f"{events[0].seq - 1} before they were counted")
+        for ev in events:
+            if ev.origin == "prefetch" and ev.op in ("hit_prefetched", "waste"):
+                self._n[ev.layer][7 if ev.op == "hit_prefetched" else 8] += 1
+            self._seq = ev.seq
+
     def observe(self, step: int, layer: int, routing: Routing) -> None:
         """Layer `layer` chose its experts (provider.routed): score the prediction made for it."""
+        if layer == 0:
+            self.drain()  # a token's events are far fewer than the log keeps
         used = frozenset(routing.ids[-1].tolist())
         pred = self._pending.pop(layer, None)
         if pred is not None and routing.ids.shape[0] == 1:
@@ -163,5 +186,6 @@ class Prefetcher:
         self.issues.append((loaded, moved))
 
     def meters(self) -> tuple[PrefetchMeters, ...]:
-        """PrefetchMeters per layer (layer 0 is never predicted: all zeros)."""
+        """PrefetchMeters per layer so far (layer 0 is never predicted: all zeros)."""
+        self.drain()
         return tuple(PrefetchMeters(*n) for n in self._n)

@@ -9,6 +9,8 @@ the arms unchanged. On top of CacheProvider (demand batches through an ExpertCac
               one row) reaches layer 0: `prefill_stats` keeps the prefill's window and the
               cache's current window is the decode's from then on
   steps       the experts every decode step used per layer (a Recording: the oracle's input)
+  load_marks  the cache's load seconds (its window) as each decode step reached layer 0, so a
+              step's own load time is the difference to the next mark
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class RoutedProvider(CacheProvider):
         self.phase = "prefill"
         self.prefill_stats: CacheStats | None = None
         self.steps: Recording = []
+        self.load_marks: list[float] = []
 
     def routed(self, layer: int, routing: Routing) -> None:
         if routing.ids.shape[0] == 1:
@@ -37,6 +40,7 @@ class RoutedProvider(CacheProvider):
                     self.cache.reset_stats()
                     self.phase = "decode"
                 self.steps.append([])
+                self.load_marks.append(self.cache.stats().load_seconds)
             self.steps[-1].append(tuple(routing.ids[0].tolist()))
         if self.prefetcher is not None:
             self.prefetcher.observe(len(self.steps) - 1, layer, routing)

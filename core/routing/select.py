@@ -42,10 +42,10 @@ from typing import NamedTuple
 
 import torch
 
-from core.errors import ParamError
 from core.routing.config import BACKFILL, RESIDENT_FILL, SACRED, STOCK, RouteConfig
+from core.routing.ranking import TINY, check_inputs, compact, rank_order, top_ranks
 
-TINY = torch.finfo(torch.float32).tiny  # cache_prior's floor under a score before the log
+__all__ = ["Selection", "naive_select_experts", "select_experts", "top_ranks"]
 
 
 class Selection(NamedTuple):
@@ -55,50 +55,6 @@ class Selection(NamedTuple):
     swaps: torch.Tensor  # [N] int64, chosen experts outside the true top-k
     window: torch.Tensor  # [N] int64, ranks a substitute may come from (k for topk, E prior)
     fallback: torch.Tensor  # [N] bool, row had a non-finite score: stock fallback
-
-
-def top_ranks(scores: torch.Tensor, m: int) -> torch.Tensor:
-    """scores [N, E] -> the ids of each row's best m experts in rank order [N, m].
-
-    torch.topk, whose order among equal scores is unspecified, then a stable sort of the few
-    rows where two of the best m + 1 scores are equal (so ties go to the lower id).
-    """
-    N, E = scores.shape
-    vals, ids = scores.topk(min(m + 1, E), dim=-1)  # [N, m + 1] descending
-    tied = (vals[:, 1:] == vals[:, :-1]).any(1)  # [N]
-    if bool(tied.any()):
-        rows = tied.nonzero()[:, 0]
-        ids[rows] = rank_order(scores[rows])[:, : ids.shape[1]]
-    return ids[:, :m]
-
-
-def rank_order(scores: torch.Tensor) -> torch.Tensor:
-    """scores [N, E] -> expert ids [N, E] by descending score, ties to the lower id."""
-    return torch.sort(scores, dim=-1, descending=True, stable=True).indices
-
-
-def check_inputs(scores: object, resident: object, cfg: object) -> torch.Tensor:
-    """Validate; returns resident as bool [N, E] (a view when it was one snapshot [E])."""
-    if not isinstance(cfg, RouteConfig):
-        raise ParamError(f"cfg must be a RouteConfig, got {type(cfg).__name__}")
-    if not isinstance(scores, torch.Tensor) or scores.dim() != 2 or \
-            scores.dtype != torch.float32:
-        raise ParamError("scores must be a float32 tensor [N, E]")
-    N, E = scores.shape
-    cfg.check_experts(E)
-    if not isinstance(resident, torch.Tensor) or resident.dtype != torch.bool or \
-            tuple(resident.shape) not in ((E,), (N, E)):
-        raise ParamError(f"resident must be a bool tensor [E] or [N, E] with E = {E}, "
-                         f"got {getattr(resident, 'shape', type(resident).__name__)}")
-    return resident.expand(N, E)
-
-
-def _compact(chosen: torch.Tensor, k: int) -> torch.Tensor:
-    """chosen bool [N, m] with exactly k per row -> their column indices, ascending [N, k]."""
-    N, m = chosen.shape
-    slot = torch.where(chosen, chosen.cumsum(1) - 1, k)  # [N, m] output slot, k = dropped
-    cols = torch.arange(m).expand(N, m)
-    return torch.zeros(N, k + 1, dtype=torch.int64).scatter_(1, slot, cols)[:, :k]
 
 
 def _fill(ranked: torch.Tensor, res: torch.Tensor, window: torch.Tensor, cfg: RouteConfig
@@ -114,7 +70,7 @@ def _fill(ranked: torch.Tensor, res: torch.Tensor, window: torch.Tensor, cfg: Ro
     room = (k - J) - fill.sum(1, keepdim=True)  # [N, 1] slots left for the backfill
     rest = free & ~fill
     back = rest & (rest.cumsum(1) <= room)  # [N, m] the best unchosen ranks
-    take = _compact((pos < J) | fill | back, k)  # [N, k] chosen ranks, ascending
+    take = compact((pos < J) | fill | back, k)  # [N, k] chosen ranks, ascending
     code = torch.where(fill, RESIDENT_FILL, torch.where(back, BACKFILL, SACRED)).to(torch.int8)
     return ranked.gather(1, take), take >= k, code.gather(1, take)
 

@@ -48,7 +48,7 @@ def test_stock_and_prefetch_arms(tiny, arms) -> None:
 
 def test_every_arm_adds_up(arms) -> None:
     for a in arms.values():
-        assert a.generated == len(a.text) == 10
+        assert a.generated == len(a.text) == 10 and a.compute_s > 0
         assert a.hit_rate == pytest.approx(a.hit_resident + a.hit_prefetched)
         assert a.hit_rate + a.miss_rate == pytest.approx(1.0)
         assert a.agree == 1.0 - a.swap_rate

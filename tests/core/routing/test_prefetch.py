@@ -2,10 +2,11 @@
 
 Pinned: decoding through a RoutedProvider with each predictor gives the same logits, bit for
 bit, as decoding through a plain CacheProvider and as all-resident decoding; the oracle
-predictor has recall and precision 1 under stock routing; the previous-token predictor's
-recall equals the overlap of consecutive steps' recorded experts; PILOT's prediction is
-layer L+1's router on the post-attention state rebuilt here from the block's own input and
-its mixer's output; the taps are removed on close.
+predictor has recall and precision 1 under stock routing; each load's fate per layer (used
+or wasted), read from the cache's events, adds up to the cache's own counters; the
+previous-token predictor's recall equals the overlap of consecutive steps' recorded experts;
+PILOT's prediction is layer L+1's router on the post-attention state rebuilt here from the
+block's own input and its mixer's output; the taps are removed on close.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def test_prefetch_is_bit_identical(tiny, tiny_dir: Path, plain, predictor: str, 
         predictor == "previous")  # "previous" has nothing to offer at the first token
     assert m.loaded <= m.issued <= m.predicted and 0.0 <= m.recall <= 1.0
     assert s.prefetch_reads == m.loaded and s.hits_prefetched > 0
+    # per-layer outcomes from the cache's events add up to its own counters
+    assert (m.useful, m.wasted) == (s.hits_prefetched, s.prefetch_wasted)
 
 
 def test_oracle_is_perfect_under_stock_routing(tiny, tiny_dir: Path, plain) -> None:
