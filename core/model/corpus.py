@@ -1,107 +1,47 @@
-"""A deterministic multi-domain byte corpus, generated here (nothing shipped, nothing downloaded).
+"""The training corpus: documents labelled by domain, a held-out split by document, byte streams.
 
-Four domains, so experts can specialise and routing has visible structure:
-  arithmetic  "37 + 85 = 122" lines (correct sums, products, differences)
-  records     JSON-like records with a fixed key set and typed values
-  code        Python-like lines (def / for / if / return over a small identifier set)
-  prose       English-like sentences from a small built-in word list and grammar
-Each document carries its domain label. Documents are separated by a blank line. The split
-is by document: every `heldout_every`-th document is held out.
+Two sources, chosen with build_corpus(source):
+  "stdlib"     the shipped corpus, assets/corpus (read with its sha256 checked, never the running
+               interpreter's files): Python standard-library source (code), the interpreter's
+               pydoc topics (English technical prose), generated records and arithmetic; made
+               once by `python -m core.model.corpus_extract`
+  "templates"  the generated corpus of core/model/corpus_templates.py, which assets/model was
+               trained on until it is retrained on "stdlib"
+Split ("stdlib"): per domain, documents in sha256(source) order go to held-out while they fit
+in HELDOUT_FRAC of the domain's characters; the rest train. Streams: each document is cut into
+passages of at most PASSAGE_CHARS characters at blank lines (line breaks inside longer
+paragraphs) and the passages of all domains are merged so that each domain is spread evenly
+along the stream: any stretch of it, its first few KB included, holds every domain.
 """
 
 from __future__ import annotations
 
-import math
-import random
+import hashlib
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-DOMAINS = ("arithmetic", "records", "code", "prose")
+from core.errors import check_choice, check_float, check_int
+from core.model.corpus_baselines import bigram_bpb, unigram_bpb, zlib_bpb
 
-_NOUNS = ("cat dog model river city teacher student engine cache expert token garden "
-          "window market letter number signal server table story").split()
-_VERBS = ("sees finds builds reads moves holds counts keeps sends opens follows "
-          "writes serves loads").split()
-_ADJS = "small quick quiet bright old new warm cold busy lazy green heavy".split()
-_ADVS = "slowly often never quickly always rarely".split()
-_PREPS = "near under over behind beside into".split()
-_NAMES = "alice bob carol dave erin frank grace heidi".split()
-_CITIES = "paris tokyo lima oslo cairo delhi quito perth".split()
-_IDENTS = "x y n i total count items value result buf key acc".split()
-_FUNCS = "load step merge route count scan flush sort".split()
+__all__ = ["DOMAINS", "Corpus", "Document", "bigram_bpb", "build_corpus", "unigram_bpb",
+           "zlib_bpb"]
+
+DOMAINS = ("arithmetic", "records", "code", "prose")
+SOURCES = ("stdlib", "templates")
+# NOTE: the corpus the shipped assets/model was trained on; "stdlib" once it is retrained.
+DEFAULT_SOURCE = "templates"
+HELDOUT_FRAC = 0.05
+PASSAGE_CHARS = 1024
+SEPARATOR = "\n"  # after every document's text (which ends in a newline): one blank line
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
     domain: str
     text: str
-
-
-def _arithmetic(r: random.Random) -> str:
-    lines = []
-    for _ in range(r.randint(4, 9)):
-        a, b = r.randint(0, 99), r.randint(0, 99)
-        op = r.choice("+-*")
-        val = a + b if op == "+" else a - b if op == "-" else a * b
-        lines.append(f"{a} {op} {b} = {val}")
-    return "\n".join(lines)
-
-
-def _records(r: random.Random) -> str:
-    out = []
-    for _ in range(r.randint(2, 4)):
-        rec = (f'{{"id": {r.randint(1, 9999)}, "name": "{r.choice(_NAMES)}", '
-               f'"city": "{r.choice(_CITIES)}", "age": {r.randint(18, 90)}, '
-               f'"active": {r.choice(["true", "false"])}, "score": {r.randint(0, 1000) / 10}}}')
-        out.append(rec)
-    return "\n".join(out)
-
-
-def _code(r: random.Random) -> str:
-    f, a, b = r.choice(_FUNCS), r.choice(_IDENTS), r.choice(_IDENTS)
-    lines = [f"def {f}_{r.choice(_IDENTS)}({a}, {b}):"]
-    for _ in range(r.randint(2, 5)):
-        kind = r.randint(0, 3)
-        x, y = r.choice(_IDENTS), r.choice(_IDENTS)
-        if kind == 0:
-            lines.append(f"    {x} = {y} + {r.randint(1, 9)}")
-        elif kind == 1:
-            lines += [f"    for {x} in range({r.randint(2, 64)}):", f"        {y} += {x}"]
-        elif kind == 2:
-            lines += [f"    if {x} > {y}:", f"        {x} = {y}"]
-        else:
-            lines.append(f"    {x} = {r.choice(_FUNCS)}({y})")
-    lines.append(f"    return {r.choice(_IDENTS)}")
-    return "\n".join(lines)
-
-
-def _sentence(r: random.Random) -> str:
-    subj = f"the {r.choice(_ADJS)} {r.choice(_NOUNS)}" if r.random() < 0.6 else r.choice(_NAMES)
-    obj = f"the {r.choice(_NOUNS)}"
-    s = f"{subj} {r.choice(_VERBS)} {obj}"
-    if r.random() < 0.5:
-        s += f" {r.choice(_PREPS)} the {r.choice(_NOUNS)}"
-    if r.random() < 0.3:
-        s += f" {r.choice(_ADVS)}"
-    return s[0].upper() + s[1:] + "."
-
-
-def _prose(r: random.Random) -> str:
-    return " ".join(_sentence(r) for _ in range(r.randint(3, 6)))
-
-
-_MAKERS = {"arithmetic": _arithmetic, "records": _records, "code": _code, "prose": _prose}
-
-
-def documents(n_docs: int = 12_000, seed: int = 0) -> list[Document]:
-    """n_docs documents, domains in a seeded shuffled order; same seed, same bytes."""
-    r = random.Random(seed)
-    docs = []
-    for _ in range(n_docs):
-        dom = r.choice(DOMAINS)
-        docs.append(Document(dom, _MAKERS[dom](r)))
-    return docs
+    source: str = ""  # where the text came from: a stdlib path, a pydoc topic, a generator index
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,37 +52,85 @@ class Corpus:
     heldout_domains: np.ndarray
 
 
-def _join(docs: list[Document]) -> tuple[np.ndarray, np.ndarray]:
+def _order(doc: Document) -> str:
+    return hashlib.sha256((doc.source or doc.text).encode()).hexdigest()
+
+
+def split_documents(docs: list[Document], heldout_frac: float = HELDOUT_FRAC
+                    ) -> tuple[list[Document], list[Document]]:
+    """(train, held-out) by whole document: per domain, in sha256(source) order, a document is
+    held out when it still fits in heldout_frac of the domain's characters."""
+    frac = check_float("heldout_frac", heldout_frac, 0.0, 0.5)
+    train: list[Document] = []
+    held: list[Document] = []
+    for domain in DOMAINS:
+        mine = sorted((d for d in docs if d.domain == domain), key=_order)
+        budget = frac * sum(len(d.text) for d in mine)
+        for d in mine:
+            if len(d.text) <= budget:
+                held.append(d)
+                budget -= len(d.text)
+            else:
+                train.append(d)
+    return train, held
+
+
+def passages(text: str, cap: int = PASSAGE_CHARS) -> list[str]:
+    """text cut into pieces of at most cap characters that concatenate back to text: greedy
+    over paragraphs (ending at a blank line), then lines, then hard cuts of longer lines."""
+    cap = check_int("cap", cap, 1)
+    out: list[str] = []
+    cur = ""
+    for para in re.split(r"(?<=\n\n)", text):
+        for line in [para] if len(para) <= cap else para.splitlines(keepends=True):
+            for piece in (line[i : i + cap] for i in range(0, len(line), cap)):
+                if len(cur) + len(piece) > cap:
+                    out.append(cur)
+                    cur = ""
+                cur += piece
+    return [*out, cur] if cur else out
+
+
+def interleave(docs: list[Document], cap: int = PASSAGE_CHARS) -> list[tuple[int, str]]:
+    """(domain index, passage) in stream order: each domain's passages keep their order and sit
+    at the stream position of their start within the domain (ties: DOMAINS order)."""
+    keyed = []
+    for di, domain in enumerate(DOMAINS):
+        pieces = [p for d in docs if d.domain == domain for p in passages(d.text + SEPARATOR, cap)]
+        total, start = sum(len(p) for p in pieces), 0
+        for p in pieces:
+            keyed.append((start / total, di, p))
+            start += len(p)
+    keyed.sort(key=lambda t: (t[0], t[1]))
+    return [(di, p) for _, di, p in keyed]
+
+
+def to_stream(docs: list[Document], cap: int = PASSAGE_CHARS) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes (n,) uint8, DOMAINS index of each byte (n,) uint8) of the interleaved passages."""
     data, dom = [], []
-    for d in docs:
-        b = (d.text + "\n\n").encode()
-        data.append(np.frombuffer(b, np.uint8))
-        dom.append(np.full(len(b), DOMAINS.index(d.domain), np.uint8))
+    for di, p in interleave(docs, cap):
+        b = np.frombuffer(p.encode(), np.uint8)
+        data.append(b)
+        dom.append(np.full(len(b), di, np.uint8))
+    if not data:
+        return np.zeros(0, np.uint8), np.zeros(0, np.uint8)
     return np.concatenate(data), np.concatenate(dom)
 
 
-def build_corpus(n_docs: int = 12_000, seed: int = 0, heldout_every: int = 20) -> Corpus:
-    """About 2.5 MB of training bytes and 1/20 of the documents held out."""
-    docs = documents(n_docs, seed)
-    train = [d for i, d in enumerate(docs) if i % heldout_every]
-    held = [d for i, d in enumerate(docs) if not i % heldout_every]
-    tr, trd = _join(train)
-    he, hed = _join(held)
+def corpus_from(docs: list[Document], heldout_frac: float = HELDOUT_FRAC) -> Corpus:
+    """Split docs by document, then stream each side."""
+    train, held = split_documents(docs, heldout_frac)
+    (tr, trd), (he, hed) = to_stream(train), to_stream(held)
     return Corpus(tr, he, trd, hed)
 
 
-def unigram_bpb(train: np.ndarray, heldout: np.ndarray) -> float:
-    """Held-out bits per byte of an add-one unigram model fit on train."""
-    counts = np.bincount(train, minlength=256).astype(np.float64) + 1.0
-    logp = np.log2(counts / counts.sum())
-    return float(-logp[heldout].mean())
+def build_corpus(source: str = DEFAULT_SOURCE) -> Corpus:
+    """The corpus of a source (see the module docstring); the same bytes on every machine."""
+    check_choice("source", source, SOURCES)
+    if source == "templates":
+        from core.model.corpus_templates import templated_corpus
 
+        return templated_corpus()
+    from core.model.corpus_shipped import read_documents
 
-def bigram_bpb(train: np.ndarray, heldout: np.ndarray, alpha: float = 0.01) -> float:
-    """Held-out bits per byte of an add-alpha bigram model fit on train (first byte: unigram)."""
-    c = np.zeros((256, 256), np.float64)
-    np.add.at(c, (train[:-1], train[1:]), 1.0)
-    p = (c + alpha) / (c + alpha).sum(1, keepdims=True)
-    uni = np.bincount(train, minlength=256).astype(np.float64) + 1.0
-    bits = -np.log2(p[heldout[:-1], heldout[1:]]).sum() - math.log2(uni[heldout[0]] / uni.sum())
-    return float(bits / len(heldout))
+    return corpus_from(list(read_documents()))

@@ -16,22 +16,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from core.kda import kda_chunked, kda_gate, kda_step
+from core.kda.differentiable import kda_chunked_autograd
 from core.model.config import ModelDims
-
-
-def kda_steps(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
-              beta: torch.Tensor, S: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The training scan: kda_step over T on unbound slices (cheap backward, unlike x[:, t]).
-
-    q, k, g [B, T, H, K]; v [B, T, H, V]; beta [B, T, H] -> (o [B, T, H, V], S [B, H, K, V]).
-    """
-    if S is None:
-        S = v.new_zeros(v.shape[0], v.shape[2], k.shape[-1], v.shape[-1])  # [B, H, K, V]
-    outs = []
-    for q_t, k_t, v_t, g_t, b_t in zip(*(x.unbind(1) for x in (q, k, v, g, beta)), strict=True):
-        o_t, S = kda_step(q_t, k_t, v_t, g_t, b_t, S)
-        outs.append(o_t)
-    return torch.stack(outs, 1), S
 
 
 class RMSNorm(nn.Module):
@@ -109,8 +95,8 @@ class KDA(nn.Module):
         q, k, v, g, beta = self._heads(x, mixed)
         S0 = state.S if state is not None else None
         if torch.is_grad_enabled():  # NOTE: kda_chunked writes with out=: no autograd
-            o, S = kda_steps(q, k, v, g, beta, S0)
-        else:
+            o, S = kda_chunked_autograd(q, k, v, g, beta, initial_state=S0)  # [B, T, H, V]
+        else:  # NOTE: inference stays on kda_chunked, bit for bit what the weights shipped with
             o, S = kda_chunked(q, k, v, g, beta, initial_state=S0)  # [B, T, H, V]
         if state is not None:
             state.conv, state.S = padded[:, -(k_conv - 1):].detach(), S.detach()
