@@ -9,13 +9,13 @@ prefill followed by steps equals steps all the way (to float32 rounding).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from core.kda import kda_chunked, kda_gate, kda_step
+from core.kda import kda_chunked, kda_chunked_states, kda_gate, kda_step
 from core.kda.differentiable import kda_chunked_autograd
 from core.model.config import ModelDims
 
@@ -34,6 +34,8 @@ class RMSNorm(nn.Module):
 class KDAState:
     conv: torch.Tensor  # [B, conv_size - 1, 3 * C]: last pre-conv q|k|v inputs
     S: torch.Tensor  # [B, H, K, V]: the delta-rule state
+    # filled by a prefill asked to capture: the state after each requested position (a copy)
+    captured: list[KDAState] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -83,8 +85,13 @@ class KDA(nn.Module):
         gate = torch.sigmoid(self.g_up(self.g_down(x)))  # [B, T, C]
         return self.o_proj(self.o_norm(o).reshape(B, T, -1) * gate)
 
-    def forward(self, x: torch.Tensor, state: KDAState | None = None) -> torch.Tensor:
-        """x [B, T, D] -> [B, T, D]; updates state (conv tail, S) in place when given."""
+    def forward(self, x: torch.Tensor, state: KDAState | None = None,
+                capture_at: tuple[int, ...] = ()) -> torch.Tensor:
+        """x [B, T, D] -> [B, T, D]; updates state (conv tail, S) in place when given.
+
+        capture_at: positions in this call (multiples of the KDA chunk, 64) after which the
+        state is copied into state.captured; free, and bit-identical outputs either way.
+        """
         B, T, _ = x.shape
         k_conv = self.d.conv_size
         raw = self.qkv_proj(x)  # [B, T, 3C]
@@ -96,6 +103,10 @@ class KDA(nn.Module):
         S0 = state.S if state is not None else None
         if torch.is_grad_enabled():  # NOTE: kda_chunked writes with out=: no autograd
             o, S = kda_chunked_autograd(q, k, v, g, beta, initial_state=S0)  # [B, T, H, V]
+        elif capture_at:  # prefix checkpoints: the same arithmetic as kda_chunked
+            o, S, at = kda_chunked_states(q, k, v, g, beta, capture_at, initial_state=S0)
+            state.captured = [KDAState(padded[:, p : p + k_conv - 1].clone(), s_p)
+                              for p, s_p in zip(capture_at, at, strict=True)]
         else:  # NOTE: inference stays on kda_chunked, bit for bit what the weights shipped with
             o, S = kda_chunked(q, k, v, g, beta, initial_state=S0)  # [B, T, H, V]
         if state is not None:
