@@ -26,6 +26,7 @@ from core.errors import ParamError, check_int
 from core.model.experts import ExpertProvider
 from core.model.layers import KDAState
 from core.model.model import DecodeState, HybridLM
+from core.paging.ledger import toy_geometry
 from core.paging.pool import OutOfPages, PageKind, PagePool
 from core.paging.sequence import PagedSequence
 from core.prefix.cache import PrefixCache
@@ -51,7 +52,8 @@ class Engine:
         self.model, self.dims = model, model.dims
         self.provider = provider
         page_bytes = self.P * self.dims.mla_bytes_per_token
-        self.pool = PagePool(check_int("pool_pages", pool_pages, 1, 1 << 20), page_bytes)
+        smallest = toy_geometry(self.dims, self.P).pages(1)  # one token: the KDA state + 1 page
+        self.pool = PagePool(check_int("pool_pages", pool_pages, smallest, 1 << 20), page_bytes)
         self.cache = PrefixCache(self.pool, self.dims, self.P) if prefix_cache else None
 
     # ---- public ---------------------------------------------------------------------------

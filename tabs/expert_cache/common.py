@@ -26,7 +26,7 @@ def cell_role(c: Cell) -> str:
         return "empty"
     if c.state == "INFLIGHT":
         return "inflight"
-    if c.origin == "demand":
+    if c.origin in ("demand", "demand_batch"):
         return "miss"  # arrived by a demand miss
     return "hit" if c.consumed else "prefetch"  # loaded ahead: consumed, or still pending
 

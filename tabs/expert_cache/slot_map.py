@@ -71,7 +71,7 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
         "windows": len(run.windows), "evictions": len(evicted), "wasted_evictions": sum(evicted),
         "failed_reads": sum(len(st.failed) for st in steps),
         "final_resident": sum(c.state == "READY" for c in last),
-        "final_pending_prefetch": sum(c.state == "READY" and c.origin != "demand"
+        "final_pending_prefetch": sum(c.state == "READY" and c.origin in ("prefetch", "warm")
                                       and not c.consumed for c in last),
         "pinned": sum(c.pinned for c in last),
         "inflight_after_any_step": sum(c.state == "INFLIGHT" for st in steps for c in st.slots),
@@ -102,7 +102,7 @@ def _ids(ax, steps, ms: float) -> None:
     for j, st in enumerate(steps):
         for s, c in enumerate(st.slots):
             if c.state == "READY":
-                dark = s in st.touched and c.origin == "demand"
+                dark = s in st.touched and c.origin in ("demand", "demand_batch")
                 where.setdefault((c.expert, "white" if dark else "black"), []).append((j, s))
     for (e, color), xy in sorted(where.items()):
         x, y = np.array(xy, float).T
