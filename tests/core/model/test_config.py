@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.dims import K3
+from core.errors import ParamError
 from core.model.config import TOY, ModelDims
 from core.model.info import report
 from core.model.model import HybridLM
@@ -29,3 +30,17 @@ def test_layout_and_k3() -> None:
 def test_info_report() -> None:
     text = report()
     assert f"{TOY.total_params:,}" in text and "softmax" in text
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"n_layers": 6}, "n_layers must be a multiple of mla_every=4"),
+    ({"top_k": 1}, "top_k"),
+    ({"top_k": 16}, "top_k"),
+    ({"mla_every": 1}, "mla_every"),
+    ({"gate_lower_bound": 0.0}, "gate_lower_bound"),
+    ({"d_model": 0}, "d_model"),
+])
+def test_bad_dims_name_the_field(kwargs, match):
+    """Validation is ParamError, not assert: it must survive python -O."""
+    with pytest.raises(ParamError, match=match):
+        ModelDims(**kwargs)
