@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
 from core.errors import ParamError, check_float
 
@@ -74,3 +75,17 @@ def start_state(
     """A clone of the given state [B, H, K, V], or zeros like v when it is None."""
     B, _, H, K, V = shape
     return v.new_zeros(B, H, K, V) if state is None else state.clone()
+
+
+def pad_to_chunks(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
+    C: int,
+) -> tuple[int, tuple[torch.Tensor, ...]]:
+    """Pad the T axis to N whole chunks of C with null tokens (zeros: they leave the state
+    untouched); returns (N, (q, k, v, g, beta)) with T padded to N * C."""
+    N = -(-q.shape[1] // C)
+    pad = N * C - q.shape[1]
+    if pad:
+        q, k, v, g = (F.pad(x, (0, 0, 0, 0, 0, pad)) for x in (q, k, v, g))
+        beta = F.pad(beta, (0, 0, 0, pad))
+    return N, (q, k, v, g, beta)

@@ -28,10 +28,9 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 from core.errors import ParamError, check_int
-from core.kda.checks import check_scale, check_tokens, start_state
+from core.kda.checks import check_scale, check_tokens, pad_to_chunks, start_state
 
 LOG2E = 1.0 / math.log(2.0)
 SUB_CHUNK = 16
@@ -141,11 +140,8 @@ def _segment(
     """
     B, T, H, K = q.shape
     V = v.shape[-1]
-    N, Z = -(-T // C), B * H
-    pad = N * C - T
-    if pad:
-        q, k, v, g = (F.pad(x, (0, 0, 0, 0, 0, pad)) for x in (q, k, v, g))
-        beta = F.pad(beta, (0, 0, 0, pad))
+    N, (q, k, v, g, beta) = pad_to_chunks(q, k, v, g, beta, C)
+    Z = B * H
 
     def chunks(x: torch.Tensor) -> torch.Tensor:
         return x.reshape(B, N, C, H, -1).permute(1, 0, 3, 2, 4)  # [N, B, H, C, *]

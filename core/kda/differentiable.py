@@ -26,10 +26,9 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 from core.errors import check_int
-from core.kda.checks import check_scale, check_tokens
+from core.kda.checks import check_scale, check_tokens, pad_to_chunks
 
 TRAIN_CHUNK = 16
 ANCHOR_HEADROOM = 30.0  # nats kept free below the dtype's overflow by the anchored path
@@ -102,11 +101,8 @@ def kda_chunked_autograd(
         return v.new_zeros(B, 0, H, V), S
     if anchored is None:
         anchored = anchored_ok(g, C)
-    N, Z = -(-T // C), B * H
-    pad = N * C - T
-    if pad:
-        q, k, v, g = (F.pad(x, (0, 0, 0, 0, 0, pad)) for x in (q, k, v, g))
-        beta = F.pad(beta, (0, 0, 0, pad))
+    N, (q, k, v, g, beta) = pad_to_chunks(q, k, v, g, beta, C)
+    Z = B * H
 
     def chunks(x: torch.Tensor) -> torch.Tensor:
         return x.reshape(B, N, C, H, -1).permute(1, 0, 3, 2, 4).reshape(N, Z, C, -1)

@@ -29,13 +29,7 @@ from tests.core.model.conftest import TINY, tiny_model
 TEXT = b"def f(x):\n    return x + 1\n" * 12  # 324 bytes
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Small tensors: a second intra-op thread only spins on a busy 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ and its groups hold n_kda * pages_per_layer * floor(blocks / k) pages.
 from __future__ import annotations
 
 import pytest
-import torch
 
 from core.errors import ParamError
 from core.paging.pool import PageKind
@@ -35,13 +34,7 @@ P = 64
 SHARED_BLOCKS = len(DOCUMENT) // P  # 8
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Small tensors: a second intra-op thread only spins on a busy 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
