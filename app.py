@@ -2,6 +2,7 @@
 
 python app.py                      # the lab at http://127.0.0.1:7860
 python app.py --export DIR         # every tab's default figures to PNG + metrics JSON, no server
+python app.py --export DIR --only model,paging_pack   # just these tabs or figures
 """
 
 from __future__ import annotations
@@ -43,11 +44,20 @@ def launch_kwargs() -> dict:
     return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": []}
 
 
-def export(out_dir: Path) -> list[Path]:
-    """Render every tab's default figures to DIR/<name>.png and DIR/<name>.json."""
+def export(out_dir: Path, only: str | None = None) -> list[Path]:
+    """Render the default figures to DIR/<name>.png and DIR/<name>.json: every tab's, or those
+    of the comma-separated tab ids and figure names in `only`."""
+    chosen = all_figures()
+    if only is not None:
+        wanted = {w.strip() for w in only.split(",") if w.strip()}
+        known = {t.id for t, _ in chosen} | {f.name for _, f in chosen}
+        if not wanted or wanted - known:
+            raise SystemExit(f"--only: unknown tab or figure {sorted(wanted - known) or only!r}; "
+                             f"known: {', '.join(sorted(known))}")
+        chosen = [(t, f) for t, f in chosen if t.id in wanted or f.name in wanted]
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for tab, fig in all_figures():
+    for tab, fig in chosen:
         result = render(fig, tab)
         png, js = out_dir / f"{fig.name}.png", out_dir / f"{fig.name}.json"
         png.write_bytes(render_png(result.figure))
@@ -62,11 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     ap.add_argument("--port", type=int, default=7860, help="port (default 7860)")
     ap.add_argument("--export", metavar="DIR", type=Path, help="render figures to DIR and exit")
+    ap.add_argument("--only", metavar="IDS", help="with --export: comma-separated tab ids or "
+                    "figure names (default: every figure)")
     args = ap.parse_args(argv)
     if not 1 <= args.port <= 65535:
         ap.error(f"--port must be in [1, 65535], got {args.port}")
     if args.export is not None:
-        written = export(args.export)
+        written = export(args.export, args.only)
         print(f"{len(written) // 2} figures exported to {args.export}")
         return 0
     n_figures = len(all_figures())

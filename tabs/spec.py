@@ -70,7 +70,10 @@ class TabSpec:
         return LESSONS / f"{self.id}.md"
 
     def lesson(self) -> str:
-        return self.lesson_path.read_text(encoding="utf-8")
+        """The lesson as shown: glossary [[terms]] become tooltips."""
+        from tabs.glossary import link_terms
+
+        return link_terms(self.lesson_path.read_text(encoding="utf-8"))
 
     def defaults(self) -> dict[str, object]:
         return {c.name: c.value for c in self.controls}

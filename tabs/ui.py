@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from core.errors import ParamError
 from tabs.controls import Control, Slider
 from tabs.figure import render_png
+from tabs.glossary import as_markdown as glossary_markdown
 from tabs.metrics import to_markdown
 from tabs.spec import FigureSpec, LiveSpec, TabSpec, render, render_live
 
@@ -98,6 +99,8 @@ def build_tab(tab: TabSpec) -> None:
             for c in tab.controls:
                 comps[c.name] = _component(c, tab)
             gr.Markdown(tab.lesson(), elem_classes=["lesson"])
+            with gr.Accordion("Glossary", open=False):
+                gr.Markdown(glossary_markdown(), elem_classes=["glossary"])
         with gr.Column(scale=3):
             for fig in tab.figures:
                 result = render(fig, tab)
