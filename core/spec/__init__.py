@@ -1,30 +1,42 @@
 """Speculative decoding for KDA layers: roll back a rejected draft by replaying raw inputs.
 
-Exports
-  DraftProjections, verify_and_replay   drafts' raw inputs; fold the n accepted into the state
-  ReplayCost, rollback_bytes            the byte model: snapshot per position vs raw inputs
-  RollbackLedger, snapshot_ledger, replay_ledger, ...   bytes held / moved per verify step
-  RawInputRing, SnapshotRing            ReplaySSM's raw-input ring beside the snapshot ring
-  ReplaySession, run_session            a seeded session over both rings (figures read it)
+A verify step runs a window of gamma + 1 positions (the bonus token the previous step emitted,
+then gamma drafts); n accepted drafts commit n + 1 positions, so every step makes progress.
 
-Oracle: replaying n accepted drafts equals kda_recurrent over the committed tokens bit for bit
-(float64), and the ring streamed with flushes equals one batch recurrence bit for bit.
+Exports
+  DraftProjections, verify_and_replay   a window's raw inputs; fold the committed ones in
+  ReplayCost, rollback_bytes            the byte model: snapshot per position vs raw inputs
+  LayerBytes, layer_bytes               one layer's state, record and short-conv window bytes
+  RollbackLedger, snapshot_ledger, replay_ledger, ...   the whole bill of one verify step
+  conv_history_after                    the short-conv history after a rollback (a cut)
+  needs_flush, ring_schedule            the ring's flush rule, and its bookkeeping alone
+  RawInputRing, SnapshotRing            ReplaySSM's raw-input ring beside the snapshot ring
+  core.spec.session                     a seeded session over both rings (figures read it)
+
+Oracle: replaying the committed positions equals kda_recurrent over the committed tokens bit
+for bit (float64), and the ring streamed with flushes equals one batch recurrence bit for bit.
 """
 
-from core.spec.cost import ReplayCost, rollback_bytes
+from core.spec.bounds import max_ring_for_gate, needs_flush, ring_schedule
+from core.spec.conv import conv_history_after
+from core.spec.cost import LayerBytes, ReplayCost, layer_bytes, rollback_bytes
 from core.spec.drafts import DraftProjections, verify_and_replay
 from core.spec.ring import RawInputRing, RingFullError, SnapshotRing
 from core.spec.rollback import (
     RollbackLedger,
     expected_accepted,
+    held_saving,
     replay_ledger,
     replay_outcome,
     snapshot_ledger,
     snapshot_outcome,
+    window,
 )
 
 __all__ = [
-    "DraftProjections", "RawInputRing", "ReplayCost", "RingFullError", "RollbackLedger",
-    "SnapshotRing", "expected_accepted", "replay_ledger", "replay_outcome", "rollback_bytes",
-    "snapshot_ledger", "snapshot_outcome", "verify_and_replay",
+    "DraftProjections", "LayerBytes", "RawInputRing", "ReplayCost", "RingFullError",
+    "RollbackLedger", "SnapshotRing", "conv_history_after", "expected_accepted", "held_saving",
+    "layer_bytes", "max_ring_for_gate", "needs_flush", "replay_ledger", "replay_outcome",
+    "ring_schedule", "rollback_bytes", "snapshot_ledger", "snapshot_outcome",
+    "verify_and_replay", "window",
 ]

@@ -15,7 +15,7 @@ TAB = TabSpec(
     title="KDA replay",
     controls=(
         DRAFT_LEN,
-        Slider("accepted", "Accepted count n (0 ≤ n ≤ γ)", 0, DRAFT_LEN.maximum, 2, demo=3,
+        Slider("accepted", "Accepted drafts n (0 ≤ n ≤ γ)", 0, DRAFT_LEN.maximum, 2, demo=3,
                max_from="draft_len"),
         Slider("heads", "KDA heads H (toy)", 1, 16, 4, demo=8),
         Slider("dk", "Key width d_k (toy)", 8, 128, 32, step=8, demo=64),
@@ -31,27 +31,27 @@ TAB = TabSpec(
     figures=(
         FigureSpec(
             "kda_replay_principle",
-            "Principle: what each scheme stores and restores",
+            "The whole bill of one verify step, and what each scheme keeps",
             kda_replay_principle,
             ("draft_len", "accepted", "heads", "dk", "dv"),
         ),
         FigureSpec(
             "kda_replay_cost",
-            "Cost ratio vs draft length and vs d_k·d_v",
+            "Memory saved: the whole bill vs the per-position ratio",
             kda_replay_cost,
             ("draft_len", "heads", "dk", "dv"),
         ),
         FigureSpec(
             "kda_replay_consistency",
-            "Replay consistency: zero, partial, all accepted",
+            "Replay consistency: zero, partial, all drafts accepted (and the conv window)",
             kda_replay_consistency,
             ("draft_len", "accepted", "heads", "dk", "dv", "dtype"),
         ),
         FigureSpec(
             "kda_replay_rollback",
-            "Rollback cost explorer: bytes held and moved",
+            "Rollback cost explorer at K3 scale: bytes held and moved",
             kda_replay_rollback,
-            ("draft_len", "heads", "dk", "dv"),
+            ("draft_len",),
         ),
     ),
 )

@@ -1,17 +1,19 @@
-"""Adapters from the core cost model to the numbers the KDA replay figures draw."""
+"""Adapters from the core cost model to the numbers the KDA replay figures draw.
+
+Every figure of this tab uses core.spec.cost's one convention: K3's storage dtypes (fp32 state
+and gate, bf16 k, v, beta and short-conv rows), q not stored, a short conv of K3's width.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from core.dims import K3
-from core.spec import rollback_bytes
+from core.dims import K3, KDADims
+from core.spec import LayerBytes, layer_bytes
 from tabs.controls import Slider
 
-__all__ = ["DRAFTS", "DRAFT_LEN", "K3", "StepCost", "k3_cost", "k3_label", "one_dtype_ratio",
-           "toy_cost"]
+__all__ = ["CONVENTION", "DRAFTS", "DRAFT_LEN", "K3", "k3_bytes", "k3_label", "toy_bytes",
+           "toy_label"]
 
 DRAFT_LEN = Slider(
     "draft_len",
@@ -23,30 +25,16 @@ DRAFT_LEN = Slider(
     info="The hero: watch bytes grow linearly while the ratio stays put.",
 )
 DRAFTS = np.arange(int(DRAFT_LEN.minimum), int(DRAFT_LEN.maximum) + 1)  # every allowed γ
+CONVENTION = "fp32 S and g; bf16 k, v, β, conv rows; q not stored"
 
 
-@dataclass(frozen=True, slots=True)
-class StepCost:
-    snapshot_per_step: int
-    raw_per_step: int
-
-    @property
-    def ratio(self) -> float:
-        return self.snapshot_per_step / self.raw_per_step
+def toy_bytes(heads: int, dk: int, dv: int) -> LayerBytes:
+    """The toy geometry under the tab's convention (K3's dtypes and conv width)."""
+    return layer_bytes(KDADims(heads, dk, dv), K3.conv_size)
 
 
-def _cost(heads: int, dk: int, dv: int, draft_len: int, **dtypes: int) -> StepCost:
-    c = rollback_bytes(heads, dk, dv, draft_len, **dtypes)
-    return StepCost(c.snapshot_bytes_per_step, c.raw_bytes_per_step)
-
-
-def toy_cost(heads: int, dk: int, dv: int, draft_len: int) -> StepCost:
-    """The lab's toy run: K3's dtype mix (fp32 state, bf16 k v beta, fp32 g) at small dims."""
-    return _cost(heads, dk, dv, draft_len)
-
-
-def k3_cost(draft_len: int, dk: int = K3.kda.dk, dv: int = K3.kda.dv) -> StepCost:
-    return _cost(K3.kda.H, dk, dv, draft_len)
+def k3_bytes(dk: int = K3.kda.dk, dv: int = K3.kda.dv) -> LayerBytes:
+    return layer_bytes(KDADims(K3.kda.H, dk, dv), K3.conv_size)
 
 
 def k3_label() -> str:
@@ -54,19 +42,5 @@ def k3_label() -> str:
     return f"K3 (H={K3.kda.H}, {K3.kda.dk}×{K3.kda.dv})"
 
 
-def one_dtype_ratio(d: int) -> float:
-    """d_k = d_v = d, one dtype everywhere, q kept: d^2 / (3d + d + 1) (the seed's formula)."""
-    c = rollback_bytes(
-        1,
-        d,
-        d,
-        1,
-        state_bytes=1,
-        k_bytes=1,
-        v_bytes=1,
-        g_bytes=1,
-        beta_bytes=1,
-        include_q=True,
-        q_bytes=1,
-    )
-    return c.ratio
+def toy_label(heads: int, dk: int, dv: int) -> str:
+    return f"toy (H={heads}, {dk}×{dv})"

@@ -1,10 +1,15 @@
-"""Figure: replay of n accepted drafts equals the recurrence over the committed tokens."""
+"""Figure: replaying the committed positions equals the recurrence over the committed tokens.
+
+The window is the bonus token b plus γ drafts; n accepted drafts replay n + 1 positions. Each
+panel also rolls back a real KDA layer's short-conv history (core.spec.checks.check_conv) and
+prints how far the next output moves when that history is left at the drafted rows.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.spec.checks import check_replay, token_norms
+from core.spec.checks import check_conv, check_replay, token_norms
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
@@ -14,52 +19,45 @@ def kda_replay_consistency(
 ) -> FigureResult:
     chk = check_replay(draft_len, accepted, heads, dk, dv, dtype)
     metrics: dict[str, float | int | bool] = {"draft_len": draft_len, "accepted": accepted}
-    pos = np.arange(1, draft_len + 1)
-    with lab_figure(3.6) as fig:
+    pos = np.arange(draft_len + 1)
+    names = ["b", *map(str, range(1, draft_len + 1))]
+    drafted = token_norms(chk.drafted_outputs)
+    with lab_figure(3.8) as fig:
         axes = fig.subplots(1, 3, sharey=True)
-        ymax = float(token_norms(chk.drafted_outputs).max()) * 1.35
+        ymax = float(drafted.max()) * 1.6
         for ax, case in zip(axes, chk.cases, strict=True):
-            label, n = case.label, case.n
+            label, n, m = case.label, case.n, case.replayed
+            conv = check_conv(draft_len, n)
             do, ds = case.max_abs_output, case.max_abs_state
             metrics |= {
                 f"{label}_n": n,
+                f"{label}_replayed": m,
                 f"{label}_max_abs_output": do,
                 f"{label}_max_abs_state": ds,
                 f"{label}_chunked_within_tol": case.chunked_within_tol,
                 f"{label}_committed_untouched": case.committed_untouched,
+                f"{label}_conv_exact": conv.history_exact and conv.next_exact,
+                f"{label}_conv_uncut_next_off": conv.next_off_uncut,
             }
-            ax.plot(
-                pos, token_norms(chk.drafted_outputs), "--", color=ROLE["neutral"],
-                label="drafted (speculative)",
-            )
-            if n:
-                ax.plot(
-                    pos[:n],
-                    token_norms(case.reference_outputs),
-                    "-",
-                    color=ROLE["reference"],
-                    lw=2.5,
-                    label="recurrence over committed",
-                )
-                ax.plot(pos[:n], token_norms(case.replay_outputs), "o", color=ROLE["replay"], ms=6,
-                        label="replay")
-            ax.axvspan(n + 0.5, draft_len + 0.5, color=ROLE["rejected"], alpha=0.12, lw=0)
-            ax.set_title(f"{label}: n = {n} of {draft_len}")
-            ax.set_xlim(0.5, draft_len + 0.5)
+            ax.plot(pos, drafted, "--", color=ROLE["neutral"], label="window, all folded in")
+            ax.plot(pos[:m], token_norms(case.reference_outputs), "-", color=ROLE["reference"],
+                    lw=2.5, label="recurrence over committed")
+            ax.plot(pos[:m], token_norms(case.replay_outputs), "o", color=ROLE["replay"], ms=6,
+                    label="replay")
+            ax.axvspan(m - 0.5, draft_len + 0.5, color=ROLE["rejected"], alpha=0.12, lw=0)
+            ax.set_title(f"{label}: n = {n} of {draft_len}, replay {m}", loc="left")
+            ax.set_xlim(-0.5, draft_len + 0.5)
             ax.set_ylim(0, ymax)
-            ax.set_xticks(pos)
-            ax.set_xlabel("draft position")
+            ax.set_xticks(pos, names)
+            ax.set_xlabel("window position (b = bonus token)")
             ok = "✓" if case.chunked_within_tol else "✗"
-            ax.text(
-                0.03,
-                0.97,
-                f"max|Δo| = {do:.3g}\nmax|ΔS| = {ds:.3g}\n"
-                f"chunked form: |Δ| < {case.chunked_tol:.0e} {ok}",
-                transform=ax.transAxes,
-                va="top",
-                fontsize=8,
-                family="DejaVu Sans Mono",
-            )
+            cut = "✓" if conv.history_exact and conv.next_exact else "✗"
+            ax.text(0.03, 0.97,
+                    f"max|Δo| = {do:.3g}   max|ΔS| = {ds:.3g}\n"
+                    f"chunked form: |Δ| < {case.chunked_tol:.0e} {ok}\n"
+                    f"conv history cut at {m}: {cut}\n"
+                    f"  left uncut: next max|Δo| = {conv.next_off_uncut:.2g}",
+                    transform=ax.transAxes, va="top", fontsize=7.5, family="DejaVu Sans Mono")
         axes[0].set_ylabel(f"‖o_t‖ over heads ({dtype})")
-        axes[-1].legend(loc="lower right")
+        axes[-1].legend(loc="lower right", fontsize=7.5)
     return FigureResult(fig, metrics)

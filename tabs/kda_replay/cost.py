@@ -1,124 +1,106 @@
-"""Figure: the snapshot / replay byte ratio vs draft length (constant) and vs d_k·d_v."""
+"""Figure: the per-position byte ratio is not the memory saving.
+
+Left: snapshot ÷ replay bytes held for a whole verify step (the committed state, γ + 1
+positions, the short-conv window) against γ, beside the per-position ratio and the ceiling
+1 + γ that no per-position ratio can lift. Right: the per-position ratio against the state
+size, without and with the conv row both schemes keep. One convention throughout
+(tabs.kda_replay.common).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from core.spec import held_saving
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
-from tabs.kda_replay.common import DRAFTS, k3_cost, k3_label, one_dtype_ratio, toy_cost
+from tabs.kda_replay.common import (
+    CONVENTION,
+    DRAFTS,
+    K3,
+    k3_bytes,
+    k3_label,
+    toy_bytes,
+    toy_label,
+)
 from tabs.palette import ROLE
-from tabs.units import KIB
 
 WIDTHS = np.array([8, 16, 32, 64, 128, 256])
-SEED_CLAIM = (32, 4.0)  # the seed write-up's "H=16, d_k=d_v=32 -> 4.0x" (an arithmetic slip)
+
+
+def _state_over_record(b) -> float:
+    return b.state / b.raw
+
+
+def _saving(left, draft_len: int, k3, toy, toy_name: str) -> dict[str, float]:
+    ceiling = DRAFTS + 1.0
+    k3_held = np.array([held_saving(k3, int(g)) for g in DRAFTS])
+    toy_held = np.array([held_saving(toy, int(g)) for g in DRAFTS])
+    per_pos = _state_over_record(k3)
+    left.plot(DRAFTS, np.full(len(DRAFTS), per_pos), "--", color=ROLE["snapshot"],
+              label=f"per position, {k3_label()}: S ÷ record = {per_pos:.1f}×")
+    left.plot(DRAFTS, ceiling, "-", color=ROLE["reference"], lw=1.0,
+              label="ceiling 1 + γ: one state vs 1 + γ states")
+    left.plot(DRAFTS, k3_held, "-", color=ROLE["replay"], lw=2.2,
+              label=f"bytes held, {k3_label()}")
+    left.plot(DRAFTS, toy_held, ":", color=ROLE["replay"], lw=2.0,
+              label=f"bytes held, {toy_name}")
+    i = int(np.flatnonzero(DRAFTS == draft_len)[0])
+    left.axvline(draft_len, color=ROLE["annotation"], lw=0.8)
+    left.annotate(f"{k3_held[i]:.1f}×", (draft_len, k3_held[i]), xytext=(-30, 6),
+                  textcoords="offset points", fontsize=8.5, color=ROLE["replay"])
+    lo, hi = 1.0, per_pos * 2.5
+    left.set_yscale("log", base=2)
+    left.set_ylim(lo, hi)
+    plain_log(left.yaxis, lo, hi, base=2)
+    left.set_xlim(DRAFTS[0], DRAFTS[-1])
+    left.set_xlabel("draft length γ")
+    left.set_ylabel("snapshot ÷ replay")
+    left.set_title("Memory saved: whole bill vs per position", loc="left")
+    left.legend(loc="lower right", fontsize=7.5)
+    return {"k3_held_saving": float(k3_held[i]), "toy_held_saving": float(toy_held[i]),
+            "ceiling": float(ceiling[i])}
+
+
+def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str) -> None:
+    d2 = WIDTHS.astype(float) ** 2
+    bare = [_state_over_record(k3_bytes(int(w), int(w))) for w in WIDTHS]
+    conv = [k3_bytes(int(w), int(w)).per_position_ratio for w in WIDTHS]
+    right.plot(d2, bare, "s-", color=ROLE["snapshot"], label="S ÷ record (k, v, g, β)")
+    right.plot(d2, conv, "o--", color=ROLE["replay"],
+               label="(S + conv row) ÷ (record + conv row)")
+    for b, marker, name, dd in ((toy, "D", toy_name, dk * dv),
+                                (k3, "*", k3_label(), K3.kda.dk * K3.kda.dv)):
+        r0, r1 = _state_over_record(b), b.per_position_ratio
+        right.plot([dd, dd], [r1, r0], marker, color=ROLE["accepted"] if marker == "D"
+                   else ROLE["reference"], ms=8 if marker == "D" else 12,
+                   label=f"{name}: {r0:.1f}× / {r1:.1f}×")
+    right.set_xscale("log", base=2)
+    right.set_yscale("log", base=2)
+    lo, hi = min(conv + [toy.per_position_ratio]) / 1.4, max(bare) * 1.4
+    right.set_xlim(d2[0] / 1.6, d2[-1] * 1.6)
+    right.set_ylim(lo, hi)
+    plain_log(right.xaxis, d2[0], d2[-1], base=2, every=2)
+    plain_log(right.yaxis, lo, hi, base=2)
+    right.set_xlabel(f"d_k · d_v ({CONVENTION})", fontsize=8.5)
+    right.set_ylabel("snapshot ÷ replay, per position")
+    right.set_title("Per position the ratio grows with the state", loc="left")
+    right.legend(loc="upper left", fontsize=7.5)
 
 
 def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResult:
-    toy, k3 = toy_cost(heads, dk, dv, draft_len), k3_cost(draft_len)
-    with lab_figure(3.9) as fig:
+    toy, k3 = toy_bytes(heads, dk, dv), k3_bytes()
+    name = toy_label(heads, dk, dv)
+    with lab_figure(4.0) as fig:
         left, right = fig.subplots(1, 2)
-        for cost, style, name in (
-            (k3, "-", k3_label()),
-            (toy, ":", f"toy (H={heads}, {dk}×{dv})"),
-        ):
-            left.plot(
-                DRAFTS,
-                DRAFTS * cost.snapshot_per_step / KIB,
-                style,
-                color=ROLE["snapshot"],
-                label=f"snapshot, {name}",
-            )
-            left.plot(
-                DRAFTS,
-                DRAFTS * cost.raw_per_step / KIB,
-                style,
-                color=ROLE["replay"],
-                label=f"raw inputs, {name}",
-            )
-            left.plot(
-                [draft_len] * 2,
-                [draft_len * cost.raw_per_step / KIB, draft_len * cost.snapshot_per_step / KIB],
-                color=ROLE["annotation"],
-                lw=0.8,
-            )
-            left.annotate(
-                f"{cost.ratio:.1f}×",
-                (draft_len, draft_len * cost.raw_per_step / KIB * 4),
-                xytext=(4, 0),
-                textcoords="offset points",
-                fontsize=8,
-            )
-        left.set_yscale("log")
-        lo = min(toy.raw_per_step, k3.raw_per_step) / KIB / 1.5
-        hi = DRAFTS[-1] * max(toy.snapshot_per_step, k3.snapshot_per_step) / KIB * 1.5
-        left.set_ylim(lo, hi)
-        plain_log(left.yaxis, lo, hi)
-        left.set_xlim(DRAFTS[0], DRAFTS[-1])
-        left.set_xlabel("draft length γ")
-        left.set_ylabel("KiB per layer for γ steps")
-        left.set_title("Both grow linearly in γ; the ratio does not move")
-        left.legend(loc="lower right", fontsize=7)
-
-        d2 = WIDTHS.astype(float) ** 2
-        right.plot(
-            d2,
-            [one_dtype_ratio(int(w)) for w in WIDTHS],
-            "o-",
-            color=ROLE["replay"],
-            label="one dtype, q kept: d_k·d_v / (3d_k + d_v + 1)",
-        )
-        right.plot(
-            d2,
-            [k3_cost(1, int(w), int(w)).ratio for w in WIDTHS],
-            "s-",
-            color=ROLE["snapshot"],
-            label="K3 dtypes: fp32 state, bf16 k v β, fp32 g",
-        )
-        right.plot(
-            [dk * dv],
-            [toy.ratio],
-            "D",
-            color=ROLE["accepted"],
-            ms=8,
-            label=f"your toy: {toy.ratio:.2f}×",
-        )
-        right.plot(
-            [128 * 128],
-            [k3.ratio],
-            "*",
-            color=ROLE["reference"],
-            ms=12,
-            label=f"K3: {k3.ratio:.1f}×",
-        )
-        right.plot(
-            [SEED_CLAIM[0] ** 2],
-            [SEED_CLAIM[1]],
-            "x",
-            color=ROLE["rejected"],
-            ms=9,
-            mew=2,
-            label=f"seed's claim at 32×32: 4.0× (is {one_dtype_ratio(32):.2f}×)",
-        )
-        right.set_xscale("log", base=2)
-        right.set_yscale("log", base=2)
-        ratios = [one_dtype_ratio(int(w)) for w in WIDTHS] + [k3_cost(1, 256, 256).ratio, toy.ratio]
-        right.set_xlim(d2[0] / 1.6, d2[-1] * 1.6)
-        right.set_ylim(min(ratios) / 1.4, max(ratios) * 1.4)
-        plain_log(right.xaxis, d2[0], d2[-1], base=2, every=2)
-        plain_log(right.yaxis, min(ratios) / 1.4, max(ratios) * 1.4, base=2)
-        right.set_xlabel("d_k · d_v")
-        right.set_ylabel("snapshot ÷ raw bytes")
-        right.set_title("The ratio grows with the state size")
-        right.legend(loc="upper left", fontsize=7)
+        held = _saving(left, draft_len, k3, toy, name)
+        _ratio(right, k3, toy, dk, dv, name)
     metrics = {
-        "toy_ratio": toy.ratio,
-        "k3_ratio": k3.ratio,
-        "one_dtype_ratio_32": one_dtype_ratio(32),
-        "one_dtype_ratio_128": one_dtype_ratio(128),
-        "toy_snapshot_bytes_gamma": draft_len * toy.snapshot_per_step,
-        "toy_raw_bytes_gamma": draft_len * toy.raw_per_step,
-        "k3_snapshot_bytes_gamma": draft_len * k3.snapshot_per_step,
-        "k3_raw_bytes_gamma": draft_len * k3.raw_per_step,
+        "draft_len": draft_len,
+        "k3_state_over_record": _state_over_record(k3),
+        "k3_per_position_with_conv": k3.per_position_ratio,
+        "toy_state_over_record": _state_over_record(toy),
+        "toy_per_position_with_conv": toy.per_position_ratio,
+        **held,
     }
     return FigureResult(fig, metrics)

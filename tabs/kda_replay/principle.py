@@ -1,4 +1,9 @@
-"""Figure: what snapshot and replay store per draft step, and what each does on rollback."""
+"""Figure: the whole bill of one verify step (held, written, read) and what each scheme keeps.
+
+A verify step runs a window of γ + 1 positions: the bonus token b the previous step emitted,
+then γ drafts. n accepted drafts commit n + 1 positions. Bytes per layer and sequence under the
+tab's convention (tabs.kda_replay.common), from core.spec.rollback's outcomes.
+"""
 
 from __future__ import annotations
 
@@ -6,140 +11,119 @@ import numpy as np
 from matplotlib.patches import FancyBboxPatch, Patch
 
 from core.errors import check_int
-from core.spec.rollback import replay_outcome, snapshot_outcome
+from core.spec import replay_outcome, snapshot_outcome
 from tabs.figure import FigureResult, lab_figure
-from tabs.kda_replay.common import toy_cost
+from tabs.kda_replay.common import CONVENTION, toy_bytes, toy_label
 from tabs.palette import ROLE
 from tabs.units import KIB
 
+PARTS = (  # bill component, colour role, legend label
+    ("state", "snapshot", "whole states S"),
+    ("raw", "replay", "raw records (k, v, g, β)"),
+    ("conv", "neutral", "short-conv window (same in both)"),
+)
+
+
+def _bill(b, draft_len: int, n: int) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """scheme -> {part: (held, written, read)} in bytes, from the core ledgers' own terms."""
+    w = draft_len + 1
+    snap, rep = snapshot_outcome(b, draft_len, n), replay_outcome(b, draft_len, n)
+    conv = (b.conv_window(w), w * b.conv_row, 0.0)
+    out = {
+        "snapshot": {"state": (snap.held - conv[0], snap.written - conv[1], snap.read),
+                     "raw": (0.0, 0.0, 0.0), "conv": conv},
+        "replay": {"state": (b.state, b.state, b.state),
+                   "raw": (w * b.raw, w * b.raw, (n + 1) * b.raw), "conv": conv},
+    }
+    for scheme, led in (("snapshot", snap), ("replay", rep)):
+        total = [sum(p[i] for p in out[scheme].values()) for i in range(3)]
+        assert total == [led.held, led.written, led.read], scheme  # parts add up to the ledger
+    return out
+
 
 def _box(ax, x: float, y: float, text: str, face: str, edge: str, lw: float = 1.0) -> None:
-    ax.add_patch(
-        FancyBboxPatch(
-            (x - 0.4, y - 0.3),
-            0.8,
-            0.6,
-            boxstyle="round,pad=0.02",
-            facecolor=face,
-            edgecolor=edge,
-            linewidth=lw,
-        )
-    )
+    ax.add_patch(FancyBboxPatch((x - 0.4, y - 0.3), 0.8, 0.6, boxstyle="round,pad=0.02",
+                                facecolor=face, edgecolor=edge, linewidth=lw))
     ax.text(x, y, text, ha="center", va="center", fontsize=8)
+
+
+def _bars(ax, bill, heads: int, dk: int, dv: int) -> None:
+    groups = ("held", "written", "read")
+    x0 = np.arange(len(groups)) * 1.0
+    width = 0.36
+    top = 0.0
+    for k, (scheme, dx) in enumerate((("snapshot", -0.2), ("replay", 0.2))):
+        bottom = np.zeros(len(groups))
+        for part, role, _ in PARTS:
+            h = np.array(bill[scheme][part]) / KIB
+            ax.bar(x0 + dx, h, width, bottom=bottom, color=ROLE[role],
+                   alpha=0.85 if part != "conv" else 0.6, edgecolor="white", lw=0.6)
+            bottom += h
+        for xi, total in zip(x0 + dx, bottom, strict=True):
+            ax.text(xi, total, f"{total:.1f}", ha="center", va="bottom", fontsize=8)
+            ax.text(xi, -0.02, "snap" if k == 0 else "replay", ha="center", va="top",
+                    fontsize=7.5, transform=ax.get_xaxis_transform())
+        top = max(top, float(bottom.max()))
+    ax.set_xticks(x0, [f"\n{g}" for g in groups])
+    ax.tick_params(axis="x", length=0, labelsize=9.5)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylim(0, top * 1.3)
+    ax.set_ylabel(f"KiB, one layer, {toy_label(heads, dk, dv)}")
+    ax.legend(handles=[Patch(color=ROLE[r], alpha=0.85, label=lab) for _, r, lab in PARTS],
+              loc="upper right", fontsize=7.5)
+
+
+def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float) -> None:
+    w = draft_len + 1
+    names = ["b", *map(str, range(1, w))]
+    sk.set_xlim(-0.6, max(w, 5) + 0.6)
+    sk.set_ylim(-1.05, 2.05)
+    sk.axis("off")
+    _box(sk, 0, 1.1, "S", "white", ROLE["reference"])
+    _box(sk, 0, -0.1, "S", "white", ROLE["reference"], lw=2)
+    for i, name in enumerate(names, start=1):
+        ok = i <= accepted + 1
+        edge = ROLE["accepted"] if ok else ROLE["rejected"]
+        _box(sk, i, 1.1, f"S{name}", "#FBE3D2", edge, lw=2.5 if i == accepted + 1 else 1)
+        _box(sk, i, -0.1, f"x{name}", "#D6E6F3", edge, lw=2 if ok else 1)
+    kept = names[accepted]
+    restore = f"copy S{kept} into place: read {snap_read / KIB:.1f} KiB" if snap_read else \
+        f"all accepted: S{kept} is already in place"
+    sk.text(-0.55, 1.72, f"snapshot keeps a state after every position; {restore}",
+            fontsize=8.5, color=ROLE["snapshot"])
+    sk.text(-0.55, -0.78, f"replay keeps S and one record per position; replays b..{kept} "
+            f"from S: reads {rep_read / KIB:.2f} KiB", fontsize=8.5, color=ROLE["replay"])
+    sk.text(-0.55, 0.5, "b = the bonus token the last step emitted; green edge: commits, "
+            "purple: rejected", fontsize=7.5, color=ROLE["annotation"])
 
 
 def kda_replay_principle(
     draft_len: int, accepted: int, heads: int, dk: int, dv: int
 ) -> FigureResult:
     check_int("accepted", accepted, 0, draft_len)
-    cost = toy_cost(heads, dk, dv, draft_len)
-    steps = np.arange(1, draft_len + 1)
-    with lab_figure(3.9) as fig:
-        ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.35]})
-        w = 0.38
-        keep = steps <= accepted
-        for mask, alpha, hatch in ((keep, 1.0, None), (~keep, 0.35, "//")):
-            ax.bar(
-                steps[mask] - w / 2,
-                np.full(mask.sum(), cost.snapshot_per_step / KIB),
-                w,
-                color=ROLE["snapshot"],
-                alpha=alpha,
-                hatch=hatch,
-                edgecolor="white",
-            )
-            ax.bar(
-                steps[mask] + w / 2,
-                np.full(mask.sum(), cost.raw_per_step / KIB),
-                w,
-                color=ROLE["replay"],
-                alpha=alpha,
-                hatch=hatch,
-                edgecolor="white",
-            )
-        ax.legend(
-            handles=[
-                Patch(
-                    color=ROLE["snapshot"],
-                    label=f"snapshot H·d_k·d_v·4 B = {cost.snapshot_per_step / KIB:.1f} KiB",
-                ),
-                Patch(
-                    color=ROLE["replay"],
-                    label=f"raw k, v, g, β = {cost.raw_per_step / KIB:.2f} KiB",
-                ),
-                Patch(
-                    facecolor=ROLE["neutral"],
-                    alpha=0.35,
-                    hatch="//",
-                    edgecolor=ROLE["annotation"],
-                    label="rejected step: discarded on rollback",
-                ),
-            ],
-            loc="upper left",
-        )
-        ax.set_xticks(steps)
-        ax.set_xlim(0.4, draft_len + 0.6)
-        ax.set_ylim(0, cost.snapshot_per_step / KIB * 1.45)
-        ax.set_xlabel("draft step")
-        ax.set_ylabel(f"KiB per step, one layer (H={heads}, {dk}×{dv})")
-        ax.set_title(f"Stored per draft step: snapshot ÷ raw = {cost.ratio:.2f}×")
-
-        sk.set_title(f"Rollback after n = {accepted} of γ = {draft_len} accepted")
-        sk.set_xlim(-0.8, draft_len + 0.8)
-        sk.set_ylim(-0.9, 2.0)
-        sk.axis("off")
-        sk.text(-0.75, 1.55, "snapshot", fontsize=9, fontweight="bold", color=ROLE["snapshot"])
-        sk.text(-0.75, 0.35, "replay", fontsize=9, fontweight="bold", color=ROLE["replay"])
-        _box(sk, 0, 1.1, "S₀", "white", ROLE["reference"])
-        _box(sk, 0, -0.1, "S₀", "white", ROLE["reference"], lw=2 if accepted else 1)
-        for i in steps:
-            ok = i <= accepted
-            edge = ROLE["accepted"] if ok else ROLE["rejected"]
-            _box(sk, i, 1.1, f"S{i}", "#FBE3D2", edge, lw=2.5 if i == accepted else 1)
-            _box(sk, i, -0.1, f"x{i}", "#D6E6F3", edge, lw=2 if ok else 1)
-        snap = snapshot_outcome(cost.snapshot_per_step, draft_len, accepted)
-        rep = replay_outcome(cost.snapshot_per_step, cost.raw_per_step, draft_len, accepted)
-        sk.text(
-            draft_len / 2,
-            1.7,
-            f"holds S₀ + {draft_len} copies = {snap.held / KIB:.1f} KiB; "
-            + (
-                f"restore S{accepted}: copy {snap.read / KIB:.1f} KiB"
-                if snap.read
-                else f"all accepted: keep S{draft_len}"
-            ),
-            ha="center",
-            fontsize=8,
-        )
-        sk.text(
-            draft_len / 2,
-            -0.75,
-            f"holds S₀ + {draft_len} records = {rep.held / KIB:.1f} KiB; "
-            + (
-                f"replay {accepted} steps: read S₀ + {accepted} records = {rep.read / KIB:.2f} KiB"
-                if accepted
-                else "nothing accepted: keep S₀"
-            ),
-            ha="center",
-            fontsize=8,
-        )
-        sk.text(
-            draft_len / 2,
-            0.5,
-            "edge: green = accepted, purple = rejected",
-            ha="center",
-            fontsize=7.5,
-            color=ROLE["annotation"],
-        )
+    b = toy_bytes(heads, dk, dv)
+    bill = _bill(b, draft_len, accepted)
+    snap, rep = snapshot_outcome(b, draft_len, accepted), replay_outcome(b, draft_len, accepted)
+    with lab_figure(4.1) as fig:
+        ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.45]})
+        _bars(ax, bill, heads, dk, dv)
+        ax.set_title(f"One verify step, n = {accepted} of γ = {draft_len}", loc="left")
+        ax.set_xlabel(CONVENTION, fontsize=7.5, color=ROLE["annotation"])
+        _sketch(sk, draft_len, accepted, snap.read, rep.read)
+        sk.set_title(f"Window of γ + 1 = {draft_len + 1} positions: b, then {draft_len} drafts",
+                     loc="left")
     metrics = {
-        "snapshot_bytes_per_step": cost.snapshot_per_step,
-        "raw_bytes_per_step": cost.raw_per_step,
-        "ratio_snapshot_over_raw": cost.ratio,
+        "window": draft_len + 1,
+        "positions_replayed": int(rep.replayed),
+        "state_bytes": b.state,
+        "raw_bytes_per_position": b.raw,
+        "conv_row_bytes": b.conv_row,
         "snapshot_bytes_held": snap.held,
         "replay_bytes_held": rep.held,
-        "snapshot_bytes_read": snap.read,
-        "replay_bytes_read": rep.read,
+        "held_ratio": snap.held / rep.held,
         "snapshot_bytes_written": snap.written,
         "replay_bytes_written": rep.written,
+        "snapshot_bytes_read": snap.read,
+        "replay_bytes_read": rep.read,
     }
     return FigureResult(fig, metrics)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tabs.controls import Choice, Slider
 from tabs.replay_ring.bandwidth import ring_bandwidth
+from tabs.replay_ring.common import MAX_CAPACITY
 from tabs.replay_ring.equivalence import ring_equivalence
 from tabs.replay_ring.layout import ring_layout
 from tabs.replay_ring.timeline import ring_timeline
@@ -16,9 +17,9 @@ TAB = TabSpec(
     id="replay_ring",
     title="Replay ring",
     controls=(
-        Slider("capacity", "Ring capacity L (raw-input entries)", 4, 32, 12, demo=8,
-               info="The hero: a small ring flushes often; the flush rule is committed + γ > L."),
-        Slider("draft_len", "Draft length γ (tokens pushed per verify step)", 1, 8, 3, demo=5),
+        Slider("capacity", "Ring capacity L (raw-input entries)", 4, MAX_CAPACITY, 12, demo=8,
+               info="The hero: a small ring flushes often; the rule is committed + γ + 1 > L."),
+        Slider("draft_len", "Draft length γ (a step pushes γ + 1 entries)", 1, 8, 3, demo=5),
         Slider("accept_rate", "Acceptance rate a (per drafted token)", 0.0, 1.0, 0.7, step=0.05,
                integer=False, demo=0.4),
         Slider("steps", "Verify steps", 4, 48, 20, demo=30),

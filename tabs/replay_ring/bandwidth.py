@@ -1,16 +1,23 @@
-"""Figure: the bandwidth ledger, cumulative bytes written and read by the raw-input ring and by the
-snapshot ring over the same verify steps, at the toy dims and at K3 scale."""
+"""Figure: the bandwidth ledger at K3 scale (cumulative bytes written and read by the raw-input
+ring and by the snapshot ring over the same verify steps), and what bounds the ring length L.
+
+One convention (core.spec.cost): fp32 state and gate, bf16 k, v, beta and conv rows, q not
+stored; every KDA layer of K3. The right panel sweeps L over this session's own accept draws
+with core.spec.bounds.ring_schedule (bookkeeping only, no tensors).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from core.dims import K3
-from core.spec.session import Traffic
+from core.spec.bounds import K3_GATE_LOWER_BOUND, max_ring_for_gate, ring_schedule
+from core.spec.session import Traffic, accepted_draws
+from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.replay_ring.common import fixed_ticks, session
-from tabs.units import GIB, KIB
+from tabs.replay_ring.common import MAX_CAPACITY, fixed_ticks, session
+from tabs.units import GIB
 
 SERIES = (  # field, label, colour role, line style
     ("snap_written", "snapshot ring: written", "snapshot", "-"),
@@ -25,56 +32,77 @@ def _totals(ledger: list[Traffic]) -> dict[str, np.ndarray]:
     return {f: np.cumsum([0] + [getattr(t, f) for t in ledger]) for f, *_ in SERIES}
 
 
-def _panel(ax, cum: dict[str, np.ndarray], unit: float, unit_name: str, flushes: list[int],
-           title: str, widths: str) -> tuple[float, float]:
+def _ledger(ax, cum: dict[str, np.ndarray], flushes: list[int]) -> tuple[float, float]:
     steps = len(cum["raw_read"]) - 1
     x = np.arange(steps + 1)
     for i, step in enumerate(flushes):
         ax.axvline(step, color=ROLE["neutral"], ls=":", lw=1.0,
                    label="flush: the ring writes one state" if i == 0 else None)
     for f, label, role, ls in SERIES:
-        ax.plot(x, cum[f] / unit, ls, color=ROLE[role], label=label, marker="o", ms=2.5)
-    top = max(float(v[-1]) for v in cum.values()) / unit * 1.08
+        ax.plot(x, cum[f] / GIB, ls, color=ROLE[role], label=label, marker="o", ms=2.5)
+    top = max(float(v[-1]) for v in cum.values()) / GIB * 1.08
     ax.set_ylim(0, top)
     ax.set_xlim(0, steps)
     fixed_ticks(ax.xaxis, 0, steps, nbins=10, integer=True)
     fixed_ticks(ax.yaxis, 0, top, nbins=6)
     ax.set_xlabel("verify step")
-    ax.set_ylabel(f"cumulative {unit_name}")
-    ax.set_title(title)
+    ax.set_ylabel(f"cumulative GiB, all {K3.n_kda} KDA layers")
+    ax.set_title(f"Bytes moved at K3 scale (H={K3.kda.H}, d_k=d_v={K3.kda.dk})", loc="left")
     w = float(cum["snap_written"][-1] / cum["raw_written"][-1])
-    r = float(cum["raw_read"][-1] / cum["snap_read"][-1])
-    ax.text(0.02, 0.6, f"{widths}\n\nafter {steps} steps the ring writes\n{w:.1f}× less and "
-            f"reads {r:.2f}×\nthe snapshot ring's bytes", transform=ax.transAxes, ha="left",
-            va="top", fontsize=8)
+    r = float(cum["snap_read"][-1] / cum["raw_read"][-1])
+    ax.text(0.02, 0.62, f"fp32 S and g; bf16 k, v, β, conv rows; no q\n\nafter {steps} steps, "
+            f"snapshot ÷ ring:\nwritten {w:.1f}×, read {r:.1f}×",
+            transform=ax.transAxes, ha="left", va="top", fontsize=8)
+    ax.legend(loc="upper left", fontsize=7.5)
     return w, r
+
+
+def _bounds(ax, capacity: int, draft_len: int, draws: tuple[int, ...]) -> dict[str, float]:
+    Ls = np.arange(draft_len + 1, MAX_CAPACITY + 1)
+    scheds = [ring_schedule(int(L), draft_len, draws) for L in Ls]
+    replayed = np.array([s.replayed_per_token for s in scheds])
+    flushes = np.array([s.flushes_per_token for s in scheds])
+    gate = max_ring_for_gate()
+    ax.axvspan(gate + 0.5, Ls[-1] + 0.5, color=ROLE["rejected"], alpha=0.12, lw=0,
+               label=f"(L − 1)·|lb| > 80 at lb = −{-K3_GATE_LOWER_BOUND:g}: a parallel\n"
+                     "replay's decay factors overflow fp32")
+    ax.plot(Ls, replayed, "o-", ms=3, color=ROLE["replay"],
+            label="entries replayed (each one H·d_k·d_v state update)")
+    ax.plot(Ls, np.where(flushes > 0, flushes, np.nan), "s-", ms=3, color=ROLE["snapshot"],
+            label="flushes (each writes one whole state)")
+    ax.axvline(capacity, color=ROLE["annotation"], lw=0.8)
+    lo, hi = 0.001, 100.0  # no flush at all at some L: no point there (0 has no log)
+    ax.set_xlim(Ls[0] - 0.5, Ls[-1] + 0.5)
+    ax.set_yscale("log")
+    ax.set_ylim(lo, hi)
+    plain_log(ax.yaxis, lo, hi)
+    fixed_ticks(ax.xaxis, int(Ls[0]), int(Ls[-1]), nbins=10, integer=True)
+    ax.set_xlabel("ring capacity L (this session's accept draws)")
+    ax.set_ylabel("per committed token (log)")
+    ax.set_title("What bounds L: replay work grows, flushes thin out", loc="left")
+    ax.legend(loc="upper left", fontsize=7.5)
+    i = int(np.flatnonzero(Ls == capacity)[0])
+    return {"replayed_per_token": float(replayed[i]), "flushes_per_token": float(flushes[i]),
+            "gate_max_capacity": gate}
 
 
 def ring_bandwidth(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,
                    dtype: str) -> FigureResult:
     s = session(capacity, draft_len, accept_rate, steps, seed, dtype)
-    toy, k3 = _totals([r.toy for r in s.steps]), _totals([r.k3 for r in s.steps])
+    k3 = _totals([r.k3 for r in s.steps])
     flushes = [i + 1 for i, r in enumerate(s.steps) if r.flushed]
-    d = s.dims
     with lab_figure(4.2) as fig:
         left, right = fig.subplots(1, 2)
-        toy_w, toy_r = _panel(left, toy, KIB, "KiB", flushes,
-                              f"Toy, as this ring stores it: H={d.H}, d_k=d_v={d.dk}",
-                              f"every field {dtype}, q stored")
-        k3_w, k3_r = _panel(right, k3, GIB, "GiB", flushes,
-                            f"K3 scale: H={K3.kda.H}, d_k=d_v={K3.kda.dk}, {K3.n_kda} KDA layers",
-                            "fp32 state and g; bf16 k, v, β; no q")
-        left.legend(loc="upper left", fontsize=7.5)
+        k3_w, k3_r = _ledger(left, k3, flushes)
+        bounds = _bounds(right, capacity, draft_len, accepted_draws(s.params))
+    u = s.k3_units
     metrics: dict[str, int | float] = {
-        "toy_state_bytes": s.toy_units.snapshot_bytes_per_step,
-        "toy_raw_bytes_per_token": s.toy_units.raw_bytes_per_step,
-        "k3_state_bytes_per_layer": s.k3_units.snapshot_bytes_per_step,
-        "k3_raw_bytes_per_token_per_layer": s.k3_units.raw_bytes_per_step,
+        "k3_state_bytes_per_layer": u.state,
+        "k3_record_bytes_per_layer": u.raw,
+        "k3_conv_row_bytes_per_layer": u.conv_row,
         "flushes": len(flushes),
     }
     for f, *_ in SERIES:
-        metrics[f"toy_{f}_bytes"] = int(toy[f][-1])
         metrics[f"k3_{f}_gib"] = float(k3[f][-1]) / GIB
-    metrics |= {"toy_write_ratio": toy_w, "toy_read_ratio": toy_r,
-                "k3_write_ratio": k3_w, "k3_read_ratio": k3_r}
+    metrics |= {"k3_write_ratio": k3_w, "k3_read_ratio": k3_r, **bounds}
     return FigureResult(fig, metrics)

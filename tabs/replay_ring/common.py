@@ -18,9 +18,11 @@ KIND_COLOUR = {
 KIND_LABEL = {
     SlotKind.EMPTY: "empty",
     SlotKind.COMMITTED: "committed earlier",
-    SlotKind.ACCEPTED: "pushed, accepted (commit)",
+    SlotKind.ACCEPTED: "pushed, committed (bonus or accepted)",
     SlotKind.ROLLED_BACK: "pushed, rejected (rollback)",
 }
+
+MAX_CAPACITY = 32  # the capacity slider's maximum; the bounds panel sweeps L up to it
 
 
 @lru_cache(maxsize=32)

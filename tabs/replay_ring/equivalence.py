@@ -26,20 +26,14 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
         for i, x in enumerate(flush_at):
             ax.axvline(x - 0.5, color=ROLE["neutral"], ls=":", lw=1.0,
                        label="flush" if i == 0 else None)
-        if N:
-            ax.plot(pos, ref_n, "-", color=ROLE["reference"], lw=2.2,
-                    label="batch kda_recurrent")
-            ax.plot(pos, str_n, "o", color=ROLE["replay"], ms=4.5,
-                    label="streaming: checkpoint + ring")
-            ymax = float(max(ref_n.max(), str_n.max())) * 1.3
-            ax.legend(loc="upper left", ncols=3)
-        else:
-            ax.text(0.5, 0.5, "no token committed (accept rate 0)", transform=ax.transAxes,
-                    ha="center", va="center")
-            ymax = 1.0
-        ax.set_xlim(-0.5, max(N, 1) - 0.5)
+        ax.plot(pos, ref_n, "-", color=ROLE["reference"], lw=2.2, label="batch kda_recurrent")
+        ax.plot(pos, str_n, "o", color=ROLE["replay"], ms=4.5,
+                label="streaming: checkpoint + ring")
+        ymax = float(max(ref_n.max(), str_n.max())) * 1.3
+        ax.legend(loc="upper left", ncols=3)
+        ax.set_xlim(-0.5, N - 0.5)
         ax.set_ylim(0, ymax)
-        fixed_ticks(ax.xaxis, 0, max(N - 1, 0), nbins=10, integer=True)
+        fixed_ticks(ax.xaxis, 0, N - 1, nbins=10, integer=True)
         fixed_ticks(ax.yaxis, 0, ymax, nbins=6)
         ax.set_xlabel("committed token position")
         ax.set_ylabel(f"‖o_t‖ over {s.dims.H} heads ({dtype})")
@@ -49,7 +43,7 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
         tick = {True: "✓", False: "✗"}
         lines = [
             f"dtype           {dtype}",
-            f"tokens          {N} committed = Σ n",
+            f"tokens          {N} committed = Σ (n + 1)",
             f"flushes         {len(flush_at)}",
             "",
             "streaming vs batch:",

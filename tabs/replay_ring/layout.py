@@ -76,8 +76,8 @@ def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
         ax.set_xlim(-2.2, max(L, 8) + 0.2)
         ax.set_ylim(ROW_Y - 2.05, SLOT_Y + 1.15)
         ax.set_title(f"Ring layout at verify step {len(s.steps)}, after the pushes "
-                     f"(commit({last.n_accepted}) keeps {last.n_accepted} of {t}; "
-                     "rollback() drops the rest by moving the tail)")
+                     f"(commit({last.n_committed}) keeps {last.n_committed} of {t}; "
+                     "rollback() drops the rest by moving the tail)", loc="left")
         kinds = (SlotKind.COMMITTED, SlotKind.ACCEPTED, SlotKind.ROLLED_BACK, SlotKind.EMPTY)
         ax.legend(handles=[Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in kinds],
                   loc="lower right", ncols=4)
@@ -87,6 +87,7 @@ def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
         "window_rows_committed": c,
         "window_rows_tentative": t,
         "accepted_last_step": last.n_accepted,
+        "committed_last_step": last.n_committed,
         "window_wraps": wraps,
         "committed_slots": ",".join(map(str, lay.committed_slots)),
         "tentative_slots": ",".join(map(str, lay.tentative_slots)),

@@ -50,8 +50,8 @@ def _heatmap(ax, s) -> None:
     ticks = np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2)
     ax.set_xticks(ticks)
     ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 2))
-    ax.set_title(f"Raw-input ring, L = {p.capacity}: slot contents after each verify step "
-                 f"(γ = {p.draft_len} pushed per step; numbers: token position)", pad=14)
+    ax.set_title(f"Raw-input ring, L = {p.capacity}: a step pushes γ + 1 = {p.window} entries, "
+                 "the bonus token (always kept) first; numbers: token", loc="left", pad=14)
     handles = [Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in KINDS]
     handles += [Line2D([], [], marker=">", lw=0, color=ROLE["annotation"], label="start pointer"),
                 Line2D([], [], color=ROLE["annotation"], lw=1.8,
@@ -80,8 +80,8 @@ def _snapshots(ax, s) -> None:
     ax.set_xticks(np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2))
     ax.set_xlabel("verify step")
     ax.set_ylabel("snapshots (pops < 0)")
-    ax.set_title(f"Snapshot ring, same capacity: {p.draft_len} full-state pushes per step, "
-                 "FIFO overwrite when full")
+    ax.set_title(f"Snapshot ring, same capacity: {p.window} full-state pushes per step, "
+                 "FIFO overwrite when full", loc="left")
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(x) for x in labels if "held" not in x and "capacity" not in x]
     order += [i for i in range(len(labels)) if i not in order]
@@ -97,7 +97,7 @@ def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
         top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [2.3, 1]})
         _heatmap(top, s)
         _snapshots(bottom, s)
-    rolled = sum(r.snap_pushes - r.n_accepted for r in recs)
+    rolled = sum(r.snap_pushes - r.n_committed for r in recs)
     metrics = {
         "verify_steps": len(recs),
         "tokens_pushed": sum(r.snap_pushes for r in recs),
@@ -105,7 +105,7 @@ def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
         "tokens_rolled_back": rolled,
         "flushes": sum(1 for r in recs if r.flushed),
         "tokens_flushed": sum(r.flushed for r in recs),
-        "max_committed_in_ring": max(r.committed_before + r.n_accepted for r in recs),
+        "max_committed_in_ring": max(r.committed_before + r.n_committed for r in recs),
         "final_start_pointer": recs[-1].start,
         "snapshot_pushes": sum(r.snap_pushes for r in recs),
         "snapshot_pops": sum(r.snap_pops for r in recs),

@@ -2,10 +2,11 @@
 
 Pinned: the streaming path (checkpoint + ring replay, with flushes, commits and rollbacks) equals
 one kda_recurrent over the committed tokens bit for bit in float64 and float32; the session is
-a pure function of its seed; the flush rule is committed + draft_len > capacity and a push never
-meets a full ring; committed tokens == sum of n; window rows follow push order across the wrap;
-the snapshot baseline's FIFO pops restore the streaming state exactly; the ledgers equal the
-ring's own byte accounting; bad parameters raise ParamError naming them.
+a pure function of its seed; a window is the bonus token plus gamma drafts, so every step commits
+n + 1 >= 1 entries; the flush rule is committed + gamma + 1 > capacity and a push never meets a
+full ring; window rows follow push order across the wrap; the snapshot baseline's FIFO pops
+restore the streaming state exactly; the K3 ledger is the cost model's bytes x 69 layers; bad
+parameters raise ParamError naming them.
 """
 
 from __future__ import annotations
@@ -13,17 +14,18 @@ from __future__ import annotations
 import pytest
 import torch
 
+from core.dims import K3
 from core.errors import ParamError
 from core.kda import kda_recurrent
-from core.spec import rollback_bytes
+from core.spec import layer_bytes, snapshot_outcome
 from core.spec.session import SessionParams, SlotKind, batch_reference, run_session, step_seed
 from tests.tolerance import EXACT, assert_close
 
 CASES = [  # capacity, draft_len, accept_rate, steps, seed
     pytest.param(12, 3, 0.7, 20, 0, id="defaults"),
     pytest.param(4, 3, 0.9, 24, 1, id="tiny-ring-many-flushes"),
-    pytest.param(6, 3, 0.7, 20, 0, id="wrapping-start"),
-    pytest.param(8, 8, 1.0, 6, 2, id="all-accepted-full-window"),
+    pytest.param(6, 2, 0.7, 20, 0, id="wrapping-start"),
+    pytest.param(9, 8, 1.0, 6, 2, id="all-accepted-full-window"),
     pytest.param(5, 2, 0.0, 8, 3, id="none-accepted"),
 ]
 
@@ -48,24 +50,19 @@ class TestEquivalence:
     @pytest.mark.parametrize(("capacity", "draft_len", "accept_rate", "steps", "seed"), CASES)
     def test_snapshot_ring_restores_the_streaming_state(self, capacity, draft_len, accept_rate,
                                                          steps, seed):
-        """Popping oldest-first up to this step's n-th snapshot yields the committed state.
+        """Popping oldest-first up to this step's (n + 1)-th snapshot yields the committed state.
 
         Checked against one batch recurrence over the tokens committed so far, never against a
         verdict the session computed itself.
         """
         s = _session(capacity, draft_len, accept_rate, steps, seed)
-        c, done, restores = s.committed, 0, 0
+        c, done = s.committed, 0
         for r, restored in zip(s.steps, s.snap_restored, strict=True):
-            done += r.n_accepted
-            if r.n_accepted == 0:
-                assert restored is None
-                continue
+            done += r.n_committed
             _, want = kda_recurrent(c.q[:, :done], c.k[:, :done], c.v[:, :done],
                                     c.g[:, :done], c.beta[:, :done],
                                     initial_state=s.initial_state)
             assert_close(want, restored, EXACT, f"restore after step {r.step}")
-            restores += 1
-        assert restores == sum(1 for r in s.steps if r.n_accepted)
 
 
 class TestDeterminism:
@@ -93,39 +90,42 @@ class TestDeterminism:
 class TestRing:
     @pytest.mark.parametrize(("capacity", "draft_len", "accept_rate", "steps", "seed"), CASES)
     def test_flush_rule_and_bounds(self, capacity, draft_len, accept_rate, steps, seed):
-        """Flush exactly when committed + draft_len > capacity; no flush exceeds the capacity."""
+        """Flush exactly when committed + gamma + 1 > capacity; the window always fits."""
         s = _session(capacity, draft_len, accept_rate, steps, seed)
         committed = 0
         for r in s.steps:
-            should = committed + draft_len > capacity
+            should = committed + draft_len + 1 > capacity
             assert (r.flushed > 0) == should, f"step {r.step}"
             if should:
                 assert r.flushed == committed and 1 <= r.flushed <= capacity
                 committed = 0
             assert r.committed_before == committed
-            assert r.committed_before + draft_len <= capacity  # the window always fits
-            committed += r.n_accepted
-            assert 0 <= r.n_accepted <= draft_len
+            assert r.committed_before + draft_len + 1 <= capacity
+            committed += r.n_committed
+            assert 0 <= r.n_accepted <= draft_len and r.n_committed == r.n_accepted + 1
 
     @pytest.mark.parametrize(("capacity", "draft_len", "accept_rate", "steps", "seed"), CASES)
     def test_token_conservation(self, capacity, draft_len, accept_rate, steps, seed):
-        """Committed tokens == sum of n == flushed + still in the ring; pushes == steps * γ."""
+        """Committed == sum of (n + 1) == flushed + still in the ring; pushes == steps (γ + 1)."""
         s = _session(capacity, draft_len, accept_rate, steps, seed)
-        n = sum(r.n_accepted for r in s.steps)
+        n = sum(r.n_accepted + 1 for r in s.steps)
         assert s.num_committed == n == s.committed.draft_len
         last = s.steps[-1]
-        assert n == sum(r.flushed for r in s.steps) + last.committed_before + last.n_accepted
+        assert n == sum(r.flushed for r in s.steps) + last.committed_before + last.n_committed
         kinds = [sum(k == kind for k in r.slot_kind) for r in s.steps for kind in SlotKind]
         assert sum(kinds[SlotKind.ACCEPTED::len(SlotKind)]) == n
-        assert sum(kinds[SlotKind.ROLLED_BACK::len(SlotKind)]) == steps * draft_len - n
+        assert sum(kinds[SlotKind.ROLLED_BACK::len(SlotKind)]) == steps * (draft_len + 1) - n
 
     def test_accept_rate_extremes(self):
-        assert all(r.n_accepted == 4 for r in _session(8, 4, 1.0, 10, 0).steps)
-        assert all(r.n_accepted == 0 for r in _session(8, 4, 0.0, 10, 0).steps)
+        """a = 1 commits the whole window; a = 0 still commits the bonus token every step."""
+        assert all(r.n_committed == 5 for r in _session(8, 4, 1.0, 10, 0).steps)
+        none = _session(8, 4, 0.0, 10, 0)
+        assert all(r.n_accepted == 0 and r.n_committed == 1 for r in none.steps)
+        assert none.num_committed == 10
 
     def test_window_rows_follow_push_order_across_the_wrap(self):
         """Row i of window() sits at slot (start + i) mod L and holds the i-th pushed token."""
-        s = _session(6, 3, 0.7, 20, 0)
+        s = _session(6, 2, 0.7, 20, 0)
         wrapped = 0
         for r in s.steps:
             slots = [(r.start + i) % 6 for i in range(r.committed_before + 3)]
@@ -137,43 +137,48 @@ class TestRing:
         assert wrapped, "this case should exercise the wrap"
 
     def test_snapshot_overwrites_only_when_full(self):
-        """A run of rejections leaves unpopped snapshots; a push into a full ring overwrites."""
-        s = _session(4, 2, 0.0, 6, 0)
-        assert [r.snap_overwrites for r in s.steps] == [0, 0, 2, 2, 2, 2]
-        assert all(r.snap_pops == 0 and r.snap_held == 4 for r in s.steps[1:])
+        """Rejected snapshots stay unpopped until the next step pops them first; a full ring
+        overwrites. L = 4, gamma = 2, a = 0: each step pushes 3 onto the 2 stale ones (the third
+        push overwrites the oldest), then pops the surviving stale one and its bonus state."""
+        s = _session(4, 2, 0.0, 4, 0)
+        assert [r.snap_overwrites for r in s.steps] == [0, 1, 1, 1]
+        assert [r.snap_pops for r in s.steps] == [1, 2, 2, 2]
+        assert all(r.snap_held == 2 for r in s.steps)
 
 
 class TestLedger:
-    def test_toy_ledger_matches_the_ring_accounting(self):
-        """Toy units are what RawInputRing stores: pushes * entry bytes == ring.bytes_written."""
+    def test_ring_stores_what_it_pushes(self):
+        """RawInputRing's own accounting: pushes x entry bytes (every field, compute dtype)."""
         s = _session(8, 3, 0.7, 12, 4, "float32")
-        pushes = sum(r.snap_pushes for r in s.steps)
-        assert pushes * s.toy_units.raw_bytes_per_step == s.ring_bytes_written
+        d = s.dims
+        entry = (3 * d.dk + d.dv + 1) * d.H * 4  # q, k, g [H, K]; v [H, V]; beta [H]
+        assert s.ring_entry_bytes == entry
+        assert sum(r.snap_pushes for r in s.steps) * entry == s.ring_bytes_written
 
     def test_ledger_by_hand(self):
-        """capacity 4, gamma 2, every draft accepted, float64 toy (H=4, d_k=d_v=16, 8 B):
-        raw entry = 4 x (4 x 16 x 8 + 8) = 2,080 B (q, k, v, g, beta); state = 4 x 16 x 16 x 8
-        = 8,192 B. Step 0: c=0, writes 2 entries = 4,160, reads S = 8,192. Step 1: c=2, no flush
-        (2 + 2 <= 4): writes 4,160, reads S + 2 entries = 12,352. Step 2: c=4, flush (4 + 2 > 4):
-        writes 4,160 + the folded checkpoint 8,192 = 12,352, reads S + 4 entries = 16,512.
-        The snapshot ring writes 2 states (16,384) and reads one (8,192) every step."""
-        s = _session(4, 2, 1.0, 3, 0)
-        raw = [(r.toy.raw_written, r.toy.raw_read) for r in s.steps]
-        assert raw == [(4_160, 8_192), (4_160, 12_352), (12_352, 16_512)]
-        assert all((r.toy.snap_written, r.toy.snap_read) == (16_384, 8_192) for r in s.steps)
+        """capacity 6, gamma 2 (windows of 3), every draft accepted, one K3 layer x 69:
+        S = 6 MiB, R = 98,496 B, C = 73,728 B. Step 0: c = 0, writes 3 (R + C), reads nothing.
+        Step 1: c = 3, no flush (3 + 3 <= 6): writes 3 (R + C), reads the 3 records it replays.
+        Step 2: c = 6, flush (6 + 3 > 6): writes 3 (R + C) + S, reads the 6 records it folds.
+        Snapshot ring: writes 3 (S + C) each step and never restores (all accepted)."""
+        s = _session(6, 2, 1.0, 3, 0)
+        S, R, C = 6 * 1024**2, 98_496, 73_728
+        raw = [(r.k3.raw_written / 69, r.k3.raw_read / 69) for r in s.steps]
+        assert raw == [(3 * (R + C), 0), (3 * (R + C), 3 * R), (3 * (R + C) + S, 6 * R)]
+        assert [r.replayed for r in s.steps] == [0, 3, 6]
+        assert all((r.k3.snap_written, r.k3.snap_read) == (69 * 3 * (S + C), 0) for r in s.steps)
 
-    def test_k3_ledger_scales_the_cost_model_by_the_kda_layers(self):
-        """K3 traffic is the cost model's per-layer bytes (reference §5) x 69 KDA layers."""
-        s = _session(4, 2, 1.0, 3, 0)
-        per_layer = rollback_bytes(96, 128, 128, 1)
-        assert s.steps[0].k3.snap_written == 69 * 2 * per_layer.snapshot_bytes_per_step
-        assert s.steps[0].k3.raw_written == 69 * 2 * per_layer.raw_bytes_per_step
+    def test_k3_ledger_is_the_cost_model_times_the_kda_layers(self):
+        s = _session(5, 2, 0.0, 3, 0)  # n = 0: the snapshot ring restores every step
+        want = snapshot_outcome(layer_bytes(K3.kda), 2, 0)
+        assert s.steps[0].k3.snap_written == 69 * want.written
+        assert s.steps[0].k3.snap_read == 69 * want.read == 69 * 6 * 1024**2
 
 
 class TestValidation:
-    def test_capacity_below_draft_len_names_both(self):
+    def test_capacity_below_the_window_names_both(self):
         with pytest.raises(ParamError, match="capacity.*draft_len"):
-            _session(3, 4, 0.5, 4, 0)
+            _session(4, 4, 0.5, 4, 0)
 
     @pytest.mark.parametrize(("kwargs", "name"), [
         ({"capacity": 0}, "capacity"), ({"draft_len": 0}, "draft_len"),
