@@ -14,6 +14,7 @@ import torch
 from core.dims import K3
 from core.kda.chunked import SUB_CHUNK
 from core.model.config import ModelDims
+from core.spec import window
 from core.spec.bounds import (
     GATE_EXPONENT_LIMIT,
     K3_GATE_LOWER_BOUND,
@@ -62,7 +63,7 @@ def flush_rule() -> dict[str, object]:
     draws = [g, g, 0] * 10
     assert not _overruns(lambda c: needs_flush(c, g, 12), 12, g, draws)
     assert _overruns(lambda c: c + g > 12, 12, g, draws)
-    return {"bonus": 1}
+    return {"bonus": window(g) - g}
 
 
 @claim(LESSON, "a window of γ + {bonus} entries")
@@ -159,7 +160,7 @@ def vllm_rule() -> dict[str, object]:
     s = session()
     for r in s.steps:  # history + 1 + num_spec entries always fit after the flush
         assert r.committed_before + 1 + s.params.draft_len <= s.params.capacity
-    return {"b": 1}
+    return {"b": window(s.params.draft_len) - s.params.draft_len}
 
 
 @claim(LESSON, "fp32 exp overflows just above {ln:.1f}; the bound (L − {one})·|lb| ≤ {lim:g}")
