@@ -5,8 +5,8 @@ Two sources, chosen with build_corpus(source):
                interpreter's files): Python standard-library source (code), the interpreter's
                pydoc topics (English technical prose), generated records and arithmetic; made
                once by `python -m core.model.corpus_extract`
-  "templates"  the generated corpus of core/model/corpus_templates.py, which assets/model was
-               trained on until it is retrained on "stdlib"
+  "templates"  the generated corpus of core/model/corpus_templates.py (four templated
+               domains; kept for quick experiments and as the easy contrast)
 Split ("stdlib"): per domain, documents in sha256(source) order go to held-out while they fit
 in HELDOUT_FRAC of the domain's characters; the rest train. Streams: each document is cut into
 passages of at most PASSAGE_CHARS characters at blank lines (line breaks inside longer
@@ -31,7 +31,7 @@ __all__ = ["DOMAINS", "Corpus", "Document", "bigram_bpb", "build_corpus", "unigr
 DOMAINS = ("arithmetic", "records", "code", "prose")
 SOURCES = ("stdlib", "templates")
 # NOTE: the corpus the shipped assets/model was trained on; "stdlib" once it is retrained.
-DEFAULT_SOURCE = "templates"
+DEFAULT_SOURCE = "stdlib"
 HELDOUT_FRAC = 0.05
 PASSAGE_CHARS = 1024
 SEPARATOR = "\n"  # after every document's text (which ends in a newline): one blank line

@@ -35,7 +35,7 @@ class ModelWeightsError(RuntimeError):
 
     def __init__(self, path: Path, problem: str) -> None:
         super().__init__(f"{path}: {problem}. Rebuild the weights with `{REBUILD}` "
-                         f"(about 5 minutes on 2 CPU cores).")
+                         f"(about 15 minutes on 2 idle CPU cores).")
         self.path = path
 
 

@@ -18,8 +18,8 @@ __all__ = ["DOMAINS", "K3", "PROMPTS", "dims", "model", "record", "trace"]
 PROMPTS = {
     "arithmetic": b"17 + 25 = ",
     "records": b'{"id": ',
-    "code": b"def ",
-    "prose": b"The teacher ",
+    "code": b"import os\n",
+    "prose": b"The ",
 }
 
 
