@@ -33,9 +33,9 @@ def build_app() -> gr.Blocks:
             f"# {TITLE}\nEvery figure is computed by the lab's engine as you move a control."
         )
         with gr.Tabs():
-            for tab in REGISTRY:
+            for i, tab in enumerate(REGISTRY):
                 with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
-                    build_tab(tab)
+                    build_tab(tab, opens_with=demo if i == 0 else None)
     freeze_heap()
     return demo.queue(default_concurrency_limit=2)
 
@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(written) // 2} figures exported to {args.export}")
         return 0
     n_figures = len(all_figures())
-    print(f"Serving Lab: drawing {n_figures} figures for {len(REGISTRY)} tabs...", flush=True)
+    print(f"Serving Lab: {len(REGISTRY)} tabs, {n_figures} figures (each tab draws when opened)",
+          flush=True)
     build_app().launch(server_name=args.host, server_port=args.port, **launch_kwargs())
     return 0
 

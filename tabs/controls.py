@@ -45,7 +45,48 @@ class Choice:
         return str(check_choice(self.name, value, self.choices))
 
 
-Control = Slider | Choice
+@dataclass(frozen=True)
+class Text:
+    """A text box (the Serve tab's prompt): any UTF-8, at least 1 and at most max_bytes bytes
+    once encoded. The value passed on is the text (str); bytes are the engine's business."""
+
+    name: str
+    label: str
+    value: str
+    max_bytes: int = 512
+    info: str = ""
+    demo: str | None = None
+
+    def validate(self, value: object) -> str:
+        if not isinstance(value, str):
+            raise ParamError(f"{self.name} must be text, got {type(value).__name__}")
+        n = len(value.encode("utf-8", errors="surrogatepass"))
+        if not 1 <= n <= self.max_bytes:
+            raise ParamError(f"{self.name} must be 1 to {self.max_bytes} bytes of UTF-8, got {n}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ParamError(f"{self.name} must be valid UTF-8 text (no lone surrogates)") from None
+        return value
+
+
+@dataclass(frozen=True)
+class Check:
+    """An on/off control (a checkbox). Accepts only booleans: "false" is not False."""
+
+    name: str
+    label: str
+    value: bool
+    info: str = ""
+    demo: bool | None = None
+
+    def validate(self, value: object) -> bool:
+        if not isinstance(value, bool):
+            raise ParamError(f"{self.name} must be true or false, got {value!r}")
+        return value
+
+
+Control = Slider | Choice | Text | Check
 
 
 def validate_all(controls: tuple[Control, ...], values: dict[str, object]) -> dict[str, object]:

@@ -89,11 +89,19 @@ def _build_live(live: LiveSpec, tab: TabSpec, comps: dict, opened: object) -> No
           preprocess=False)
 
 
-def build_tab(tab: TabSpec) -> None:
-    """Lay out the lesson, controls, figures and metrics inside the current gr.Tab."""
+def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> None:
+    """Lay out the lesson, controls, figures and metrics inside the current gr.Tab.
+
+    Figures are drawn when the tab opens (its select event, or `opens_with.load` for the tab
+    the page opens on), not while the app is built: startup then costs no figure at all. Built
+    outside a gr.Tab with no opens_with, the default figures are drawn at once.
+    """
     comps: dict[str, gr.components.Component] = {}
     outputs: dict[str, tuple[gr.Plot, gr.Markdown]] = {}
     opened = get_render_context()  # the enclosing gr.Tab: its select event opens the live text
+    on_open = [opened.select] if isinstance(opened, gr.Tab) else []
+    if opens_with is not None:
+        on_open.append(opens_with.load)
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):
             for c in tab.controls:
@@ -103,17 +111,19 @@ def build_tab(tab: TabSpec) -> None:
                 gr.Markdown(glossary_markdown(), elem_classes=["glossary"])
         with gr.Column(scale=3):
             for fig in tab.figures:
-                result = render(fig, tab)
+                result = None if on_open else render(fig, tab)
                 gr.Markdown(f"#### {fig.title}", elem_classes=["figure-title"])
                 plot = gr.Plot(
-                    value=plot_data(result.figure),
+                    value=None if result is None else plot_data(result.figure),
                     format="png",
                     label=fig.title,
                     show_label=False,
                     elem_id=f"{fig.name}-plot",
                 )
                 with gr.Accordion("Numbers on this figure", open=False):
-                    table = gr.Markdown(to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
+                    table = gr.Markdown(
+                        "Drawn when the tab opens." if result is None
+                        else to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
                 outputs[fig.name] = (plot, table)
             if tab.live is not None:
                 _build_live(tab.live, tab, comps, opened)
@@ -140,6 +150,9 @@ def build_tab(tab: TabSpec) -> None:
             api_name=fig.name,
             **options,
         )
+        if on_open:
+            gr.on(on_open, handler, inputs=inputs, outputs=list(outputs[fig.name]),
+                  api_visibility="private", **options)
         for src in chained:  # redraw after the linked slider has moved, never before
             linked[src][1].then(
                 handler,
