@@ -20,6 +20,8 @@ Modules
   metrics        percentiles, per-class summaries, the seed's sentinel P95 (the wrong way)
   failover       the one recovery time, windowed P95, TTFT before / during / after a failure
   bakeoff        compare_routers, pareto_front
+  capacity       load_sweep: goodput and prefill load against offered load, per router, with
+                 and without the failure (saturation told apart from failover)
 
 `simulate` is the only function of that name in core (the speculative-decoding session's is
 core.spec.run_session).
@@ -44,6 +46,7 @@ from core.fleet.budgets import (
     class_index,
 )
 from core.fleet.cache import NaivePrefixCache, PrefixCache
+from core.fleet.capacity import LoadSweep, load_sweep, prefill_load, rate_trace
 from core.fleet.config import DEMO_BUDGET, DEMO_SIM, DEMO_TRACE, SimConfig
 from core.fleet.failover import (
     FailoverWindows,
@@ -106,6 +109,7 @@ __all__ = [
     "FailoverWindows",
     "FleetState",
     "LoadStats",
+    "LoadSweep",
     "MoveStats",
     "NaivePrefixCache",
     "PrefixCache",
@@ -130,6 +134,7 @@ __all__ = [
     "hash64",
     "load_mooncake_jsonl",
     "load_stats",
+    "load_sweep",
     "long_burst_trace",
     "make_router",
     "merge_traces",
@@ -142,6 +147,8 @@ __all__ = [
     "percentile",
     "percentiles",
     "poisson_trace",
+    "prefill_load",
+    "rate_trace",
     "recovery_time",
     "removal_moves",
     "ring_spread",

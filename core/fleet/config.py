@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from core.errors import ParamError, check_choice, check_float, check_int
 from core.fleet.budgets import BudgetConfig
@@ -68,6 +70,18 @@ class SimConfig:
         check_float("fail_at", self.fail_at, 0.0, math.inf)
         if self.recover_at is not None:
             check_float("recover_at", self.recover_at, self.fail_at, math.inf)
+
+    def prefill_s(self, prompt_tokens: np.ndarray | int, hit_tokens: np.ndarray | int
+                  ) -> np.ndarray | float:
+        """Seconds one slot spends prefilling: computed tokens at prefill_tok_s, reused ones at
+        hit_cost of that (the event loop's cost model; works elementwise on arrays)."""
+        hit = np.asarray(hit_tokens)
+        return (np.asarray(prompt_tokens) - hit) * (1.0 / self.prefill_tok_s) + hit * (
+            self.hit_cost / self.prefill_tok_s)
+
+    def without_failure(self) -> SimConfig:
+        """The same fleet with no cluster failure."""
+        return replace(self, fail_cluster=None, fail_at=None, recover_at=None)
 
 
 DEMO_TRACE = TraceConfig()

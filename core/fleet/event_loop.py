@@ -168,7 +168,7 @@ class FleetRun:
         hb = self.caches[k].match_and_insert(blocks)
         p, step = self.plen[i], self.step
         hit = usable_blocks(hb, p, self.bs, self.stride) * self.bs  # core.prefix's rule
-        pre = (p - hit) * self.miss_s + hit * self.hit_s
+        pre = (p - hit) * self.miss_s + hit * self.hit_s  # SimConfig.prefill_s, inlined
         first = t + pre + step
         finish = first + max(self.olen[i] - 1, 0) * step
         self.admitted[i], self.cluster[i], self.start_t[i], self.reused[i] = True, k, t, hit

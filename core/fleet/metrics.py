@@ -17,8 +17,10 @@ them would make a failure look faster (they are the requests that were served be
 are never counted as successes: attainment and goodput use completed requests only.
 
 naive_p95_with_rejections_as_sentinel() reproduces the seed demo's flaw on purpose, so a figure
-can show it beside the correct numbers: once more than 5% of a class is rejected, the P95 of
-"admitted TTFTs plus a sentinel per rejection" is the sentinel itself.
+can show it beside the correct numbers. The P95 of "admitted TTFTs plus a sentinel per
+rejection" interpolates at position 0.95 (n - 1) of the sorted values: with m of n rejected it
+is pulled towards the sentinel once m >= n - ceil(0.95 (n - 1)) (at exactly 5% rejected it is
+already about 0.05 x the sentinel) and equals the sentinel once m >= n - floor(0.95 (n - 1)).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Tab: Fleet budgets and simulation. Class budgets measured honestly, failover, router bake-off."""
+"""Tab: Fleet budgets and simulation. Class budgets measured honestly, capacity against offered
+load, failover, router bake-off."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from core.fleet.routers import ROUTERS
 from tabs.controls import Choice, Slider
 from tabs.fleet_sim.bakeoff import fleet_sim_bakeoff
 from tabs.fleet_sim.budgets import fleet_sim_budgets
+from tabs.fleet_sim.capacity import fleet_sim_capacity
+from tabs.fleet_sim.common import FAIL_AT, SEED
 from tabs.fleet_sim.timeline import fleet_sim_timeline
 from tabs.spec import FigureSpec, TabSpec
 
@@ -20,16 +23,19 @@ TAB = TabSpec(
         Slider("long_budget", "Long-class budget (weight units; a long request holds 3)", 3, 96,
                24, step=3, demo=48,
                info="A concurrency cap: 24 units = 8 long requests in flight."),
-        Slider("rate", "Arrival rate, failover scene (requests / s)", 20, 80, 60, step=5, demo=80),
-        Slider("fail_at", "Cluster c0 fails at (s); rejoins cold 15 s later", 5, 30, 15,
+        Slider("rate", "Arrival rate (requests / s)", 20, 80, 60, step=5, demo=80),
+        Slider("fail_at", "Cluster c0 fails at (s); rejoins cold 15 s later", 5, 30, FAIL_AT,
                demo=20),
-        Choice("router", "Router (timeline; highlighted in the bake-off)", ROUTERS, "ring",
+        Choice("router", "Router (timeline; highlighted elsewhere)", ROUTERS, "ring",
                demo="least_loaded"),
-        Slider("seed", "Trace seed", 0, 99, 0, demo=3),
+        Slider("seed", "Trace seed", 0, 99, SEED, demo=3),
     ),
     figures=(
         FigureSpec("fleet_sim_budgets", "Class budgets under a long burst: right vs wrong metrics",
                    fleet_sim_budgets, ("long_burst", "long_budget", "seed")),
+        FigureSpec("fleet_sim_capacity",
+                   "Capacity: goodput vs offered load per router, with and without the failure",
+                   fleet_sim_capacity, ("rate", "router")),
         FigureSpec("fleet_sim_timeline", "Failover timeline: TTFT and load per cluster",
                    fleet_sim_timeline, FLEET),
         FigureSpec("fleet_sim_bakeoff", "Router bake-off: hit rate vs P95 TTFT, load CV",

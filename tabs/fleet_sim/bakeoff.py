@@ -9,10 +9,10 @@ import numpy as np
 from core.fleet.bakeoff import pareto_front
 from core.fleet.routers import ROUTERS
 from tabs.figure import FigureResult, lab_figure, snap_layout
-from tabs.fleet_sim.common import DOWN_S, FAIL_CLUSTER, fleet_run
+from tabs.fleet_sim.common import DOWN_S, FAIL_CLUSTER, ROUTER_MARKERS, fleet_run
 from tabs.palette import ROLE
 
-MARKERS = dict(zip(ROUTERS, ("o", "s", "^", "v", "D"), strict=True))
+MARKERS = ROUTER_MARKERS
 PICKED = "#0072B2"
 X_LIM = (0.1, 20.0)  # default P95 axis; it widens (never clips) when a router falls outside
 NICE = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,

@@ -10,8 +10,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+import tabs.fleet_ring.bounded as ring_bounded
+import tabs.fleet_ring.spread as ring_spread
 import tabs.fleet_sim.bakeoff as bakeoff
 import tabs.fleet_sim.budgets as budgets
+import tabs.fleet_sim.capacity as capacity
 import tabs.fleet_sim.timeline as timeline
 from core.fleet.config import DEMO_BUDGET
 from core.fleet.routers import ROUTERS
@@ -197,3 +200,81 @@ class TestQueueModeLabel:
         lesson = Path(__file__).resolve().parents[2] / "assets/lessons/fleet_sim.md"
         text = lesson.read_text()
         assert "queue (defer)" not in text and f"bounded queue ({limit})" in text
+
+
+class TestBoundedShading:
+    """The bound is ceil(c x mean), on whole requests: a hottest cluster a hair above c x mean
+    (313 of 2,000 over 8 clusters at c = 1.25, 1.252x) is attainable and must not be drawn in
+    the area shaded impossible."""
+
+    @staticmethod
+    def _panel(res):
+        return res.figure.axes[1]
+
+    @pytest.mark.parametrize(("vnodes", "clusters", "c", "seed"),
+                             [(8, 8, 1.25, 0), (128, 12, 1.5, 7), (8, 16, 1.05, 3)])
+    def test_no_drawn_load_lies_in_the_shading(self, vnodes, clusters, c, seed):
+        res = ring_bounded.fleet_ring_bounded(vnodes, clusters, c, seed)
+        balance = self._panel(res)
+        shade = balance.collections[0].get_paths()[0]
+        points = [(x, y) for line in balance.lines if line.get_marker() == "o"
+                  for x, y in zip(line.get_xdata(), line.get_ydata(), strict=True)]
+        assert len(points) >= 2 * (len(ring_bounded.C_GRID) + 1)
+        for x, y in points:
+            assert y <= ring_bounded.bound_over_mean(float(x), clusters) + 1e-12
+            assert not shade.contains_point((x, y - 1e-6)), (x, y)
+            assert shade.contains_point((x, ring_bounded.bound_over_mean(float(x), clusters)
+                                         + 0.02)), (x, y)
+
+    def test_defaults_sit_above_c_but_on_the_bound(self):
+        m = ring_bounded.fleet_ring_bounded(8, 8, 1.25, 0).metrics
+        mean = ring_bounded.REQUESTS / 8
+        assert m["cap_zipf_hot"] == math.ceil(1.25 * mean) == m["max_load_zipf_hot"]
+        assert m["max_over_mean_s1_2"] > 1.25
+        assert m["max_over_mean_s1_2"] == pytest.approx(m["bound_over_mean"])
+
+
+class TestSpreadDraws:
+    def test_every_draw_is_a_dot_at_every_vnode_count(self):
+        from core.fleet.spread_arrays import share_sweep
+        from tabs.fleet_ring.common import DRAWS, SWEEP_V
+
+        res = ring_spread.fleet_ring_spread(8, 8, 40_000, 0)
+        sweep = share_sweep(8, SWEEP_V, DRAWS)
+        for ax, band in zip(res.figure.axes, (sweep.cv, sweep.max_over_mean), strict=True):
+            dots = ax.collections[0].get_offsets()
+            assert len(dots) == len(DRAWS) * len(SWEEP_V)
+            np.testing.assert_allclose(np.sort(dots[:, 1]), np.sort(band.ravel()))
+        k = SWEEP_V.index(8)
+        lo, hi = sweep.max_over_mean[:, k].min(), sweep.max_over_mean[:, k].max()
+        assert hi / lo > 1.2  # one draw is not the story
+        assert f"draws {lo:.2f}-{hi:.2f}×" in res.figure.axes[1].get_title("left")
+
+
+class TestCapacity:
+    def test_curves_are_the_sweeps_numbers(self):
+        healthy, failed = capacity.sweeps()
+        res = capacity.fleet_sim_capacity(80, "least_loaded")
+        good = res.figure.axes[0]
+        ys = [np.asarray(line.get_ydata(), dtype=float) for line in good.lines]
+        for r in ROUTERS:
+            a = healthy.row(r)
+            assert any(np.array_equal(y, healthy.goodput_rps[a]) for y in ys)
+            assert any(np.array_equal(y, failed.goodput_rps[a]) for y in ys)
+        assert any(np.array_equal(y, healthy.offered_rps) for y in ys)
+        marks = [line for line in good.lines if list(line.get_xdata()) == [80, 80]]
+        assert len(marks) == 1
+
+    def test_redraws_reuse_one_sweep(self):
+        capacity.sweeps()
+        before = capacity.sweeps.cache_info()
+        for rate, router in ((20, "ring"), (75, "cache_aware"), (60, "round_robin")):
+            capacity.fleet_sim_capacity(rate, router)
+        after = capacity.sweeps.cache_info()
+        assert after.misses == before.misses and after.hits == before.hits + 3
+
+    def test_unsaturated_router_is_nan_not_a_stand_in(self):
+        m = capacity.fleet_sim_capacity(60, "ring").metrics
+        for r in ROUTERS:
+            v = m[f"{r}_first_saturated_rate"]
+            assert math.isnan(v) or v in capacity.RATES

@@ -169,6 +169,22 @@ class TestSentinel:
         assert short == SEED_SENTINEL
         assert long_ == pytest.approx(2.0 + 0.9 * 1.0)  # position 0.95 * 2 = 1.9
 
+    @pytest.mark.parametrize("n", [19, 20, 21, 60, 100, 101, 120, 1000])
+    def test_thresholds_of_the_interpolated_p95(self, n):
+        """With m of n rejected the P95 reaches past every real TTFT once
+        m >= n - ceil(0.95 (n - 1)) and is the sentinel once m >= n - floor(0.95 (n - 1));
+        at exactly 5% it is already about 0.05 x the sentinel (the module docstring)."""
+        ttft = np.linspace(0.1, 2.0, n)
+        pos = 0.95 * (n - 1)
+        for m in range(n + 1):
+            p = naive_p95_with_rejections_as_sentinel(ttft, np.arange(n) < n - m)
+            assert (p > ttft.max()) == (m >= n - math.ceil(pos)), m
+            assert (p == SEED_SENTINEL) == (m >= n - math.floor(pos)), m
+        if n % 20 == 0:
+            m = n // 20
+            p = naive_p95_with_rejections_as_sentinel(ttft, np.arange(n) < n - m)
+            assert p == pytest.approx(0.95 * ttft[n - m - 1] + 0.05 * SEED_SENTINEL, rel=1e-9)
+
     def test_without_rejections_naive_equals_honest(self):
         ttft = np.linspace(0, 1, 101)
         assert naive_p95_with_rejections_as_sentinel(ttft, np.ones(101, bool)) == pytest.approx(

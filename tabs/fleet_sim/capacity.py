@@ -1,0 +1,111 @@
+"""Figure: goodput against offered load per router, with and without the failure, and the hit
+rate and prefill load behind it: a fleet's capacity is set by how much prefill its router saves.
+
+The sweep runs the failover scene's trace recipe (default trace seed, default failure time) at
+every rate of RATES under every router, twice: once healthy, once with c0 down. It is computed
+once per process (core.fleet.capacity.load_sweep caches it); a redraw only moves the marker and
+the highlighted router.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from functools import lru_cache
+
+import numpy as np
+from matplotlib.lines import Line2D
+
+from core.fleet.capacity import LoadSweep, load_sweep
+from core.fleet.config import DEMO_TRACE
+from core.fleet.routers import ROUTERS
+from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.fleet_sim.common import (
+    DOWN_S,
+    FAIL_AT,
+    FAIL_CLUSTER,
+    ROUTER_COLORS,
+    ROUTER_MARKERS,
+    SEED,
+    fleet_config,
+)
+from tabs.palette import ROLE
+
+# requests / s: the slider's 20-80 and beyond; dense where cache-blind routers saturate (each
+# point costs 2 x 5 runs of rate x 40 s requests: the sum of the rates sets the sweep's cost)
+RATES = (20, 40, 60, 70, 80, 100)
+LOAD_TOP = 2.0  # prefill-load axis top; larger loads sit on the edge (none at the defaults)
+
+
+@lru_cache(maxsize=1)
+def sweeps() -> tuple[LoadSweep, LoadSweep]:
+    """(healthy, with c0 down FAIL_AT to FAIL_AT + DOWN_S) on trace seed SEED, every router."""
+    failing = fleet_config(ROUTERS[0], FAIL_AT)  # load_sweep sets the router of each row
+    trace = replace(DEMO_TRACE, seed=SEED)
+    return load_sweep(RATES, trace, failing.without_failure()), load_sweep(RATES, trace, failing)
+
+
+def _style(router: str, picked: str) -> dict[str, object]:
+    on = router == picked
+    return {"color": ROUTER_COLORS[router], "marker": ROUTER_MARKERS[router],
+            "ms": 5 if on else 3.5, "lw": 2.4 if on else 1.1, "alpha": 1.0 if on else 0.75,
+            "zorder": 4 if on else 2}
+
+
+def fleet_sim_capacity(rate: int, router: str) -> FigureResult:
+    healthy, failed = sweeps()
+    x = np.array(RATES, dtype=float)
+    with lab_figure(4.2) as fig:
+        good, hits, load = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 1, 1]})
+        good.plot(x, healthy.offered_rps, color=ROLE["neutral"], lw=5, alpha=0.35, zorder=1,
+                  label="offered (all on time)")
+        for r in ROUTERS:
+            a = healthy.row(r)
+            st = _style(r, router)
+            good.plot(x, healthy.goodput_rps[a], ls="-", **st)
+            good.plot(x, failed.goodput_rps[a], ls=(0, (3, 2)), **{**st, "marker": None})
+            hits.plot(x, healthy.hit_rate[a] * 100, ls="-", **st)
+            load.plot(x, np.minimum(healthy.prefill_load[a], LOAD_TOP), ls="-", **st)
+        load.axhspan(1.0, LOAD_TOP, color=ROLE["rejected"], alpha=0.08, lw=0)
+        load.axhline(1.0, color=ROLE["reference"], lw=1, ls="--")
+        load.text(x[0], 1.04, "saturated: queues only grow", fontsize=7, va="bottom",
+                  color=ROLE["annotation"])
+        for ax in (good, hits, load):
+            ax.axvline(rate, color=ROLE["annotation"], lw=0.8)
+            ax.set_xlim(x[0] - 3, x[-1] + 3)
+            ax.set_xticks([20, 40, 60, 80, 100])
+            ax.set_xlabel("arrival rate (requests / s)")
+        top = float(np.nanmax(healthy.offered_rps)) * 1.25
+        good.set_ylim(0, top)
+        good.set_ylabel("goodput (requests / s on time)")
+        good.set_title("Goodput: requests on time per second")
+        style_legend = [
+            Line2D([], [], color=ROLE["neutral"], lw=5, alpha=0.35, label="offered"),
+            Line2D([], [], color=ROLE["annotation"], ls="-", label="no failure"),
+            Line2D([], [], color=ROLE["annotation"], ls=(0, (3, 2)),
+                   label=f"c{FAIL_CLUSTER} down {FAIL_AT}-{FAIL_AT + DOWN_S:g} s"),
+        ]
+        good.legend(handles=style_legend, loc="upper left", fontsize=7)
+        hits.set_ylim(0, 100)
+        hits.set_ylabel("prefix-cache token hit rate (%)")
+        hits.set_title("Hit rate (no failure)")
+        hits.legend(handles=[Line2D([], [], **{**_style(r, router), "label": r})
+                             for r in ROUTERS], loc="lower left", fontsize=7)
+        load.set_ylim(0, LOAD_TOP)
+        load.set_ylabel("prefill load (1 = every slot always busy)")
+        load.set_title("Prefill load (no failure)")
+    snap_layout(fig)
+    metrics: dict[str, float | int | str] = {"rate": rate, "router": router,
+                                             "sweep_seed": SEED, "sweep_fail_at": FAIL_AT}
+    for r in ROUTERS:
+        a = healthy.row(r)
+        sat = [v for v, rho in zip(RATES, healthy.prefill_load[a], strict=True) if rho > 1]
+        metrics |= {
+            f"{r}_goodput_rps_at_{RATES[-1]}": float(healthy.goodput_rps[a, -1]),
+            f"{r}_goodput_rps_at_{RATES[-1]}_with_failure": float(failed.goodput_rps[a, -1]),
+            # NaN, never a stand-in rate, when the sweep never saturates this router
+            f"{r}_first_saturated_rate": float(sat[0]) if sat else math.nan,
+        }
+    for b, v in enumerate(RATES):
+        metrics[f"offered_rps_at_{v}"] = float(healthy.offered_rps[b])
+    return FigureResult(fig, metrics)
