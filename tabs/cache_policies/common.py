@@ -15,7 +15,7 @@ POLICY_STYLE = {  # Belady reads the future: it is the bound, drawn like a refer
     "lru": {"color": ROLE["replay"], "ls": "-", "marker": "o", "label": "LRU (the live cache)"},
     "lfu": {"color": ROLE["rejected"], "ls": "--", "marker": "s", "label": "LFU"},
     "belady": {"color": ROLE["reference"], "ls": ":", "marker": "^",
-               "label": "Belady (optimal, needs the future)"},
+               "label": "Belady (best without prefetch; needs the future)"},
 }
 
 

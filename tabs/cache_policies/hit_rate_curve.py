@@ -30,9 +30,11 @@ def policy_hit_rate_curve(skew: float, persistence: float, topk: int, n_experts:
                 ha="right", va="bottom", rotation=90, fontsize=7.5, color=ROLE["annotation"])
         e = np.linspace(0, n_experts, 50)
         ax.plot(e, np.minimum(100 * e / n_experts, 100 * ceiling), color=ROLE["neutral"],
-                lw=1.0, ls=(0, (1, 2)), label="no locality (i.i.d. uniform routing): ≈ C / E")
+                lw=1.0, ls=(0, (1, 2)),
+                label="LRU with uniform i.i.d. routing (no locality): ≈ C / E")
         ax.axhline(100 * ceiling, color=ROLE["neutral"], lw=1.2, ls="--",
-                   label=f"compulsory-miss ceiling: 1 − distinct / gets = {100 * ceiling:.1f}%")
+                   label=f"compulsory-miss ceiling without prefetch: 1 − distinct / gets = "
+                         f"{100 * ceiling:.1f}%")
         plot_policies(ax, caps, rates, n_experts)
         ax.set_xlabel(f"cache capacity C (experts resident, of E = {n_experts})")
         ax.set_title(f"Hit rate vs capacity: {tokens} tokens × top-{topk}, skew {skew:.2f}, "

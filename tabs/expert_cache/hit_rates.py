@@ -44,7 +44,7 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
                 left.text(i, 3, "no gets", ha="center", va="bottom", fontsize=7, rotation=90,
                           color=ROLE["annotation"])
         left.bar(x - w, raw, w, color=ROLE["neutral"], label="raw: hits / requests")
-        left.bar(x, agg, w, label="upstream aggregate: max(hits − prefetch_reads, 0) / requests",
+        left.bar(x, agg, w, label="naive aggregate: max(hits − prefetch_reads, 0) / requests",
                  **AGG)
         left.bar(x + w, res, w, color=ROLE["hit"], label="exact: resident hits / gets")
         left.bar(x + w, pre, w, bottom=res, color=tint("prefetch", 0.3),
