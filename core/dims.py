@@ -40,6 +40,7 @@ class K3Dims:
     n_layers: int = 93
     n_kda: int = 69
     n_mla: int = 24
+    n_dense: int = 1  # layers with a dense FFN instead of MoE (reference: 92 MoE layers)
     d_model: int = 7168
     kda_heads: int = 96
     kda_head_dim: int = 128
@@ -57,6 +58,11 @@ class K3Dims:
     def kda(self) -> KDADims:
         """One KDA layer's head geometry."""
         return KDADims(self.kda_heads, self.kda_head_dim, self.kda_head_dim)
+
+    @property
+    def n_moe(self) -> int:
+        """Layers whose FFN is a mixture of experts."""
+        return self.n_layers - self.n_dense
 
     @property
     def expert_params(self) -> int:

@@ -11,6 +11,7 @@ from tabs.model import TAB as MODEL
 from tabs.paging import TAB as PAGING
 from tabs.prefix import TAB as PREFIX
 from tabs.replay_ring import TAB as REPLAY_RING
+from tabs.serve import TAB as SERVE
 from tabs.spec import FigureSpec, TabSpec
 
 REGISTRY: tuple[TabSpec, ...] = (
@@ -21,6 +22,7 @@ REGISTRY: tuple[TabSpec, ...] = (
     MODEL,
     PAGING,
     PREFIX,
+    SERVE,
     FLEET_RING,
     FLEET_SIM,
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +35,31 @@ class LiveSpec:
 
 
 @dataclass(frozen=True)
+class RunSpec:
+    """A streamed run behind a button (the Serve tab).
+
+    `session()` makes one browser session's state (kept per session, released by `close` when
+    the session ends or idles); `start(session, **params)` returns an iterator of snapshots,
+    validated before any work. Each snapshot fills the output panel (`text`), every figure of
+    the tab through `draws[figure name](snapshot)` and the live panel (`live`: measured times,
+    never on a figure). The tab's figures are FigureSpecs as everywhere: `fn(**params)` draws
+    the last snapshot of a fresh session's run, which is what the tab shows before any click
+    and what the baselines pin. Controls redraw nothing by themselves; the button does.
+    """
+
+    name: str  # api_name of the streaming endpoint
+    button: str
+    session: Callable[[], object]
+    close: Callable[[object], None]
+    start: Callable[..., Iterator[object]]
+    final: Callable[..., object]  # params -> the last snapshot of a fresh session's run
+    params: tuple[str, ...]
+    text: Callable[[object], str]
+    live: Callable[[object], str]
+    draws: Mapping[str, Callable[[object], FigureResult]]
+
+
+@dataclass(frozen=True)
 class TabSpec:
     """One tab: a lesson beside 2-6 controls (the first is the hero), its figures and an
     optional live text panel."""
@@ -44,6 +69,7 @@ class TabSpec:
     controls: tuple[Control, ...]
     figures: tuple[FigureSpec, ...]
     live: LiveSpec | None = None
+    run: RunSpec | None = None
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.controls]
@@ -60,6 +86,12 @@ class TabSpec:
             missing = set(self.live.params) - set(names)
             assert not missing, f"live {self.live.name}: params {missing} have no control"
             assert self.live.name not in {f.name for f in self.figures}, "live name is taken"
+        if self.run is not None:
+            assert self.live is None, f"tab {self.id}: a run tab's live panel is run.live"
+            missing = set(self.run.params) - set(names)
+            assert not missing, f"run {self.run.name}: params {missing} have no control"
+            assert set(self.run.draws) == {f.name for f in self.figures}, (
+                f"run {self.run.name}: draws must cover exactly the tab's figures")
 
     @property
     def hero(self) -> Control:
@@ -92,6 +124,12 @@ def render(
 def render_live(live: LiveSpec, tab: TabSpec, values: Mapping[str, object] | None = None) -> str:
     """Validate values like render() does, then measure: Markdown, different on every call."""
     return live.fn(**_params(live.params, tab, values))
+
+
+def run_params(tab: TabSpec, values: Mapping[str, object] | None = None) -> dict[str, object]:
+    """The run's parameters, validated like render()'s (defaults for missing ones)."""
+    assert tab.run is not None
+    return _params(tab.run.params, tab, values)
 
 
 def _params(names: tuple[str, ...], tab: TabSpec,

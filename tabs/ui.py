@@ -10,14 +10,20 @@ from gradio.context import get_render_context
 from matplotlib.figure import Figure
 
 from core.errors import ParamError
-from tabs.controls import Control, Slider
+from tabs.controls import Check, Control, Slider, Text
 from tabs.figure import render_png
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.metrics import to_markdown
-from tabs.spec import FigureSpec, LiveSpec, TabSpec, render, render_live
+from tabs.spec import FigureSpec, LiveSpec, RunSpec, TabSpec, render, render_live, run_params
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
+    if isinstance(c, Text):
+        return gr.Textbox(value=c.value, label=c.label, info=c.info or None, lines=4,
+                          max_length=c.max_bytes, elem_id=f"{tab.id}-{c.name}")
+    if isinstance(c, Check):
+        return gr.Checkbox(value=c.value, label=c.label, info=c.info or None,
+                           elem_id=f"{tab.id}-{c.name}")
     if isinstance(c, Slider):
         linked = tab.control(c.max_from).value if c.max_from else None
         return gr.Slider(
@@ -73,6 +79,53 @@ def _live_handler(live: LiveSpec, tab: TabSpec):
     return handle
 
 
+def _run_handler(run: RunSpec, tab: TabSpec):
+    """Streams (session, text, then plot and table per figure, then the live panel)."""
+    figures = [f.name for f in tab.figures]
+
+    def handle(session: object, *values: object):
+        try:
+            params = run_params(tab, dict(zip(run.params, values, strict=True)))
+            if session is None:
+                session = run.session()
+            snapshots = run.start(session, **params)
+        except ParamError as e:
+            raise gr.Error(str(e)) from None
+        for snap in snapshots:
+            out: list[object] = [session, run.text(snap)]
+            for name in figures:
+                result = run.draws[name](snap)
+                out += [plot_data(result.figure), to_markdown(result.metrics)]
+            yield [*out, run.live(snap)]
+
+    handle.__name__ = run.name
+    return handle
+
+
+def _build_run(run: RunSpec, tab: TabSpec, comps: dict, outputs: dict, text: gr.Markdown,
+               live: gr.Markdown, go: gr.Button, stop: gr.Button) -> None:
+    """Generate streams snapshots into the text, figures and live panel; Stop cancels it (the
+    engine retires the request as the generator closes). State is per browser session."""
+    state = gr.State(None, time_to_live=900, delete_callback=run.close)
+    flat = [x for f in tab.figures for x in outputs[f.name]]
+    event = go.click(_run_handler(run, tab), inputs=[state, *[comps[p] for p in run.params]],
+                     outputs=[state, text, *flat, live], api_name=run.name,
+                     concurrency_limit=2, concurrency_id="run", show_progress="minimal",
+                     preprocess=False)
+    stop.click(None, None, None, cancels=[event], api_visibility="private", queue=False)
+
+
+def _open_run_text(run: RunSpec, tab: TabSpec):
+    def handle(*values: object) -> str:
+        try:
+            return run.text(run.final(**run_params(tab, dict(zip(run.params, values,
+                                                                  strict=True)))))
+        except ParamError as e:
+            raise gr.Error(str(e)) from None
+
+    return handle
+
+
 def _build_live(live: LiveSpec, tab: TabSpec, comps: dict, opened: object) -> None:
     """A Markdown panel filled by its own endpoint: when the tab is opened, when one of its
     controls moves, and on "Measure again". Nothing is measured while the app is built."""
@@ -106,10 +159,19 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> None:
         with gr.Column(scale=1, min_width=300):
             for c in tab.controls:
                 comps[c.name] = _component(c, tab)
+            if tab.run is not None:
+                with gr.Row():
+                    go = gr.Button(tab.run.button, variant="primary", elem_id=f"{tab.id}-go")
+                    stop = gr.Button("Stop", variant="stop", elem_id=f"{tab.id}-stop")
             gr.Markdown(tab.lesson(), elem_classes=["lesson"])
             with gr.Accordion("Glossary", open=False):
                 gr.Markdown(glossary_markdown(), elem_classes=["glossary"])
         with gr.Column(scale=3):
+            if tab.run is not None:
+                run_text = gr.Markdown(
+                    "Served when the tab opens." if on_open
+                    else tab.run.text(tab.run.final(**run_params(tab))),
+                    elem_id=f"{tab.run.name}-text", elem_classes=["run-text"])
             for fig in tab.figures:
                 result = None if on_open else render(fig, tab)
                 gr.Markdown(f"#### {fig.title}", elem_classes=["figure-title"])
@@ -127,12 +189,23 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> None:
                 outputs[fig.name] = (plot, table)
             if tab.live is not None:
                 _build_live(tab.live, tab, comps, opened)
+            if tab.run is not None:
+                gr.Markdown("#### Measured on this machine (never on a figure)",
+                            elem_classes=["figure-title"])
+                run_live = gr.Markdown("Measured when you generate.",
+                                       elem_id=f"{tab.run.name}-live")
+    if tab.run is not None:
+        _build_run(tab.run, tab, comps, outputs, run_text, run_live, go, stop)
+        if on_open:
+            gr.on(on_open, _open_run_text(tab.run, tab),
+                  inputs=[comps[p] for p in tab.run.params], outputs=[run_text],
+                  api_visibility="private", preprocess=False, show_progress="hidden")
     linked = _link_maxima(tab, comps)
     for fig in tab.figures:
         handler = _handler(fig, tab)
         inputs = [comps[p] for p in fig.params]
         chained = {src for src, (dep, _) in linked.items() if dep in fig.params}
-        triggers = [
+        triggers = [] if tab.run is not None else [
             t for p in fig.params if p not in chained for t in _triggers(tab.control(p), comps[p])
         ]
         options = dict(
@@ -142,6 +215,10 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> None:
             concurrency_id="figures",
             preprocess=False,  # raw values: our validation names the parameter and its range
         )
+        if not triggers:  # a run tab: the figure's endpoint opens with the tab
+            gr.on(on_open or None, handler, inputs=inputs, outputs=list(outputs[fig.name]),
+                  api_name=fig.name, **options)
+            continue
         gr.on(
             triggers,
             handler,

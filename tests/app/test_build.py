@@ -8,7 +8,7 @@ import gradio as gr
 import pytest
 
 from app import build_app
-from tabs.controls import Choice
+from tabs.controls import Check, Choice, Text
 from tabs.registry import REGISTRY, all_figures
 from tabs.ui import _handler
 
@@ -34,6 +34,10 @@ def test_every_tab_and_endpoint_present():
 def _bad_values(c) -> list[object]:
     if isinstance(c, Choice):
         return ["not-a-choice", None]
+    if isinstance(c, Text):
+        return ["", "x" * (c.max_bytes + 1), 7, "\ud800"]
+    if isinstance(c, Check):
+        return ["false", 1, None]
     bad: list[object] = [c.minimum - c.step, c.maximum + c.step, float("nan"), "7"]
     if c.integer:
         bad.append(c.minimum + 0.5)
@@ -64,6 +68,10 @@ def test_handler_rejects_bad_input_naming_parameter_and_range(tab, control, fig,
     assert control.name in message
     if isinstance(control, Choice):
         assert all(choice in message for choice in control.choices), message
+    elif isinstance(control, Text):
+        assert "text" in message or f"1 to {control.max_bytes} bytes" in message, message
+    elif isinstance(control, Check):
+        assert "true or false" in message, message
     else:
         lo, hi = (
             (int(control.minimum), int(control.maximum))

@@ -36,9 +36,6 @@ from tabs.cache_policies.common import capacities
 from tests.lessons.registry import claim
 
 LESSON = "cache_policies"
-# K3's first layer is dense: 92 of its 93 layers route to experts (reference expert-cache.md
-# section 14). core.dims.K3 has no field for it yet.
-K3_DENSE_LAYERS = 1
 
 
 def _default(name: str) -> float:
@@ -151,7 +148,7 @@ def lru_cliff_claim() -> dict[str, object]:
 
 @claim(LESSON, "at [[K3]] scale a layer has {e} experts, a token needs {layers} × {k} = {ws:,}")
 def k3_working_set() -> dict[str, object]:
-    layers = K3.n_layers - K3_DENSE_LAYERS
+    layers = K3.n_moe
     ws = token_working_set(layers, K3.top_k)
     assert ws > K3.n_experts  # a token's set, not a layer, is what LRU must hold
     return {"e": K3.n_experts, "layers": layers, "k": K3.top_k, "ws": ws}
@@ -195,7 +192,7 @@ def lru_steps() -> dict[str, object]:
 
 @claim(LESSON, "At K3 scale, LRU in decode order would need {c:,} slots before its first hit")
 def k3_cliff() -> dict[str, object]:
-    layers = K3.n_layers - K3_DENSE_LAYERS
+    layers = K3.n_moe
     c = lru_cliff(layers, K3.top_k)
     k = K3.top_k  # two decode-order tokens of K3's shape: the same set, the last expert first
     order = [list(range(k)), [k - 1, *range(k - 1)]]

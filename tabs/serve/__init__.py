@@ -1,0 +1,47 @@
+"""Tab: Serve. Type a prompt; the tiny model generates it through every subsystem of the lab,
+live: prefix cache, page pool, expert cache (and cache-aware routing), speculative decoding."""
+
+from __future__ import annotations
+
+from core.serve.engine import MAX_DRAFT
+from core.serve.live import MAX_NEW, MAX_PROMPT_BYTES
+from tabs.controls import Check, Slider, Text
+from tabs.model.common import dims
+from tabs.serve.common import (PRESET_PROMPT, close_session, final, live, new_session, start,
+                               text)
+from tabs.serve.drafts import draw_drafts, serve_drafts
+from tabs.serve.experts import draw_experts, serve_experts
+from tabs.serve.memory import draw_memory, serve_memory
+from tabs.spec import FigureSpec, RunSpec, TabSpec
+
+PARAMS = ("prompt", "n_new", "draft_len", "capacity", "prefix_cache", "routing")
+_d = dims()
+
+TAB = TabSpec(
+    id="serve",
+    title="Serve",
+    controls=(
+        Slider("draft_len", "Draft length (gamma): bytes drafted per verify pass", 0, MAX_DRAFT,
+               4, demo=0, info="The hero: 0 is plain greedy decoding."),
+        Text("prompt", "Prompt (any UTF-8; the model works on bytes)", PRESET_PROMPT,
+             max_bytes=MAX_PROMPT_BYTES),
+        Slider("n_new", "Bytes to generate", 8, MAX_NEW, 64, step=8),
+        Slider("capacity", "Expert cache slots", _d.top_k + 1, _d.n_layers * _d.n_experts,
+               _d.n_layers * _d.n_experts // 4),
+        Check("prefix_cache", "Prefix cache", True),
+        Check("routing", "Cache-aware routing (prefer resident experts)", False),
+    ),
+    figures=(
+        FigureSpec("serve_experts", "Expert cache: resident experts and hit rate per layer",
+                   serve_experts, PARAMS),
+        FigureSpec("serve_memory", "Page pool and prefix reuse", serve_memory, PARAMS),
+        FigureSpec("serve_drafts", "Speculative decoding: drafts accepted, bytes held for "
+                   "rollback", serve_drafts, PARAMS),
+    ),
+    run=RunSpec(
+        name="serve_generate", button="Generate", session=new_session, close=close_session,
+        start=start, final=final, params=PARAMS, text=text, live=live,
+        draws={"serve_experts": draw_experts, "serve_memory": draw_memory,
+               "serve_drafts": draw_drafts},
+    ),
+)

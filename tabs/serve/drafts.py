@@ -1,0 +1,58 @@
+"""Figure: speculative decoding of this request: drafts accepted and rejected per verify
+pass, and the bytes held for rollback (replayed inputs vs per-position snapshots)."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+from core.serve.live import ServeSnapshot
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+from tabs.serve.common import final
+from tabs.units import KIB, fmt_bytes
+
+
+def draw_drafts(snap: ServeSnapshot) -> FigureResult:
+    steps = np.array(snap.steps, dtype=int).reshape(-1, 2)  # [passes, (drafted, accepted)]
+    drafted, accepted = steps[:, 0], steps[:, 1]
+    with lab_figure(3.0) as fig:
+        ax, bx = fig.subplots(1, 2, width_ratios=[2.2, 1])
+        if len(steps) == 0:
+            for a in (ax, bx):
+                a.set_axis_off()
+            ax.text(0.0, 0.5, "Draft length 0: plain greedy decoding, one byte per forward "
+                    "pass,\nnothing drafted and nothing to roll back.", fontsize=11,
+                    transform=ax.transAxes, va="center")
+            ax.set_title("Speculative decoding is off", loc="left")
+            return FigureResult(fig, {"verify_passes": 0, "drafted": 0, "accepted": 0})
+        x = np.arange(len(steps))
+        ax.bar(x, accepted, color=ROLE["accepted"], label="accepted drafts")
+        ax.bar(x, drafted - accepted, bottom=accepted, color=ROLE["rejected"],
+               label="rejected drafts (rolled back)")
+        ax.set_xlabel("verify pass (each also emits one token of its own)")
+        ax.set_ylabel("drafted bytes")
+        rate = accepted.sum() / max(drafted.sum(), 1)
+        ax.set_title(f"{accepted.sum()} of {drafted.sum()} drafts accepted ({100 * rate:.0f}%), "
+                     f"{len(snap.text)} bytes in {len(steps)} passes", loc="left")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(0, drafted.max() + 1.6)
+        ax.legend(loc="upper left", frameon=False, fontsize=9, ncol=2)
+        held = [snap.replay_bytes / len(steps) / KIB, snap.snapshot_bytes / len(steps) / KIB]
+        bx.bar([0, 1], held, color=[ROLE["replay"], ROLE["snapshot"]])
+        bx.set_xticks([0, 1], ["replay inputs", "snapshots"])
+        for i, v in enumerate(held):
+            bx.text(i, v, fmt_bytes(v * KIB), ha="center", va="bottom", fontsize=9)
+        bx.set_ylabel("KiB per verify pass (mean)")
+        bx.set_title("Held for rollback", loc="left")
+        bx.set_ylim(0, max(held) * 1.2 + 1)
+    return FigureResult(fig, {"verify_passes": len(steps), "drafted": int(drafted.sum()),
+                              "accepted": int(accepted.sum()),
+                              "replay_bytes": snap.replay_bytes,
+                              "snapshot_bytes": snap.snapshot_bytes})
+
+
+def serve_drafts(prompt: str, n_new: int, draft_len: int, capacity: int, prefix_cache: bool,
+                 routing: bool) -> FigureResult:
+    return draw_drafts(final(prompt=prompt, n_new=n_new, draft_len=draft_len,
+                             capacity=capacity, prefix_cache=prefix_cache, routing=routing))

@@ -1,0 +1,61 @@
+"""Figure: the expert cache as this request left it: which of each layer's experts are
+resident, which the last token used, and each layer's hit rate so far (decode)."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch, Rectangle
+
+from core.serve.live import ServeSnapshot
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+from tabs.serve.common import final
+
+
+def draw_experts(snap: ServeSnapshot) -> FigureResult:
+    held = np.array(snap.resident, dtype=float)  # [L, E]
+    L, E = held.shape
+    hits, misses = np.array(snap.hits), np.array(snap.misses)
+    gets = hits + misses
+    rate = np.divide(hits, gets, out=np.zeros(L), where=gets > 0)
+    with lab_figure(3.6) as fig:
+        ax, bx = fig.subplots(1, 2, width_ratios=[2.2, 1])
+        ax.imshow(held, cmap=ListedColormap([ROLE["empty"], ROLE["hit"]]), vmin=0, vmax=1,
+                  aspect="auto", interpolation="nearest")
+        for layer, used in enumerate(snap.last_used):
+            for e in used:
+                ax.add_patch(Rectangle((e - 0.5, layer - 0.5), 1, 1, fill=False,
+                                       edgecolor=ROLE["reference"], lw=2.2))
+        ax.grid(False)
+        ax.set_xticks(range(E))
+        ax.set_yticks(range(L))
+        ax.set_xlabel("routed expert")
+        ax.set_ylabel("layer")
+        ax.set_title(f"{int(held.sum())} of {L * E} experts resident; outlined: the last "
+                     "position's", loc="left")
+        ax.legend(handles=[Patch(color=ROLE["hit"], label="resident"),
+                           Patch(facecolor="white", edgecolor=ROLE["reference"], lw=2,
+                                 label="used by the last position routed")],
+                  loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+        bx.barh(range(L), 100 * rate, color=ROLE["hit"])
+        bx.barh(range(L), 100 * (1 - rate), left=100 * rate, color=ROLE["miss"])
+        for layer in range(L):
+            bx.text(2, layer, f"{hits[layer]}/{gets[layer]}", va="center", fontsize=8,
+                    color="white")
+        bx.set_ylim(L - 0.5, -0.5)
+        bx.set_yticks(range(L))
+        bx.set_xlim(0, 100)
+        bx.set_xlabel("% of experts needed (hit | miss)")
+        bx.set_title(f"hit rate {100 * hits.sum() / max(gets.sum(), 1):.0f}% while decoding",
+                     loc="left")
+    metrics = {"resident": int(held.sum()), "decode_hits": int(hits.sum()),
+               "decode_misses": int(misses.sum()), "generated_bytes": len(snap.text)}
+    metrics.update({f"hit_rate_layer{i}": round(float(r), 6) for i, r in enumerate(rate)})
+    return FigureResult(fig, metrics)
+
+
+def serve_experts(prompt: str, n_new: int, draft_len: int, capacity: int, prefix_cache: bool,
+                  routing: bool) -> FigureResult:
+    return draw_experts(final(prompt=prompt, n_new=n_new, draft_len=draft_len,
+                              capacity=capacity, prefix_cache=prefix_cache, routing=routing))

@@ -1,0 +1,52 @@
+"""Figure: the page pool after this request (pages by holder and kind) and how much of the
+prompt the prefix cache served."""
+
+from __future__ import annotations
+
+from core.serve.live import ServeSnapshot
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+from tabs.serve.common import final
+
+
+def draw_memory(snap: ServeSnapshot) -> FigureResult:
+    p = snap.pages
+    parts = [("this request: KDA state", p.request_kda, ROLE["kda"], 1.0),
+             ("this request: MLA KV", p.request_mla, ROLE["mla"], 1.0),
+             ("prefix cache: KDA checkpoints", p.cache_kda, ROLE["kda"], 0.4),
+             ("prefix cache: MLA KV", p.cache_mla, ROLE["mla"], 0.4),
+             ("free", p.free, ROLE["empty"], 1.0)]
+    computed = snap.prompt_tokens - snap.reused_tokens
+    with lab_figure(3.3) as fig:
+        ax, bx = fig.subplots(1, 2, width_ratios=[1.6, 1])
+        left = 0
+        for label, n, colour, alpha in parts:
+            ax.barh(0, n, left=left, color=colour, alpha=alpha, edgecolor="white",
+                    label=f"{label} ({n})")
+            left += n
+        ax.set_xlim(0, p.total)
+        ax.set_yticks([])
+        ax.set_xlabel(f"pages of the pool ({p.total} in all)")
+        ax.set_title("Where the pool's pages are", loc="left")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,
+                  fontsize=9)
+        bx.barh(0, snap.reused_tokens, color=ROLE["hit"], label="reused from the prefix cache")
+        bx.barh(0, computed, left=snap.reused_tokens, color=ROLE["neutral"],
+                label="computed by prefill")
+        bx.set_xlim(0, max(snap.prompt_tokens, 1))
+        bx.set_yticks([])
+        bx.set_xlabel("prompt tokens")
+        bx.set_title(f"Prompt: {snap.reused_tokens} of {snap.prompt_tokens} tokens reused",
+                     loc="left")
+        bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1, frameon=False,
+                  fontsize=9)
+    metrics = {"pages_total": p.total, "pages_free": p.free, "request_kda": p.request_kda,
+               "request_mla": p.request_mla, "cache_kda": p.cache_kda, "cache_mla": p.cache_mla,
+               "prompt_tokens": snap.prompt_tokens, "reused_tokens": snap.reused_tokens}
+    return FigureResult(fig, metrics)
+
+
+def serve_memory(prompt: str, n_new: int, draft_len: int, capacity: int, prefix_cache: bool,
+                 routing: bool) -> FigureResult:
+    return draw_memory(final(prompt=prompt, n_new=n_new, draft_len=draft_len,
+                             capacity=capacity, prefix_cache=prefix_cache, routing=routing))

@@ -1,0 +1,79 @@
+"""The Serve tab's streaming endpoint through gradio_client: it streams, its text is the
+model's greedy decode, sessions are separate, bad input is a clear error, the server lives on."""
+
+from __future__ import annotations
+
+import html
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from gradio_client import Client
+
+from tabs.model.common import model
+from tabs.serve import PARAMS, TAB
+
+pytestmark = pytest.mark.app
+API = f"/{TAB.run.name}"
+
+
+def _generated(markdown: str) -> bytes:
+    m = re.search(r"<b>(.*?)</b></pre>", markdown, re.S)
+    assert m, markdown
+    return html.unescape(m.group(1)).encode("utf-8")
+
+
+def _args(**kw: object) -> list[object]:
+    values = {**TAB.defaults(), **kw}
+    return [values[p] for p in PARAMS]
+
+
+def _run(url: str, **kw: object) -> list[tuple]:
+    client = Client(url, verbose=False)
+    try:
+        job = client.submit(*_args(**kw), api_name=API)
+        job.result(timeout=300)
+        return job.outputs()
+    finally:
+        client.close()
+
+
+def test_streams_and_ends_with_the_greedy_text(app_url):
+    prompt = "def main(argv):\n    return "
+    updates = _run(app_url, prompt=prompt, n_new=24, draft_len=3)
+    assert len(updates) >= 3, "the endpoint must stream several updates"
+    texts = [u[0] for u in updates]
+    assert "done" in texts[-1] and all("generating" in t for t in texts[:-1])
+    want = model().generate(prompt.encode(), 24)
+    assert _generated(texts[-1]) == want.decode("utf-8", errors="replace").encode()
+    figures = len(TAB.figures)
+    assert len(updates[-1]) == 1 + 2 * figures + 1  # text, (plot, table) per figure, live
+
+
+def test_two_sessions_get_their_own_outputs(app_url):
+    prompts = ["import os\nimport ", "The default value is "]
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda p: _run(app_url, prompt=p, n_new=16, draft_len=0), prompts))
+    for prompt, updates in zip(prompts, runs, strict=True):
+        last = updates[-1][0]
+        assert html.escape(prompt) in last
+        other = prompts[1 - prompts.index(prompt)]
+        assert html.escape(other) not in last
+        assert "| reused_tokens | 0 |" in updates[-1][4]  # memory table: a fresh session reused nothing
+
+
+@pytest.mark.parametrize(("field", "kw"), [
+    ("prompt", {"prompt": ""}),
+    ("draft_len", {"draft_len": 99}),
+    ("routing", {"routing": "yes"}),
+])
+def test_bad_input_names_the_field_and_the_server_keeps_serving(app_url, field, kw):
+    client = Client(app_url, verbose=False)
+    try:
+        with pytest.raises(Exception, match=field):
+            client.predict(*_args(**kw), api_name=API)
+        plot, table = client.predict(*[TAB.control(p).value for p in PARAMS],
+                                     api_name="/serve_memory")
+        assert "| metric | value |" in table
+    finally:
+        client.close()

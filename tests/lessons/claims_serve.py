@@ -1,0 +1,77 @@
+"""Claims of the Serve lesson, computed by running the engine's ServeSession at the preset."""
+
+from __future__ import annotations
+
+import functools
+
+from core.serve.live import PAGE, ServeConfig, ServeSession, ServeSnapshot
+from core.model.weights import load_model
+from tabs.serve import TAB
+from tabs.serve.common import PRESET_PROMPT
+from tests.lessons.registry import claim
+
+DEFAULTS = TAB.defaults()
+
+
+@functools.cache
+def _runs(draft_len: int, times: int = 1) -> tuple[ServeSnapshot, ...]:
+    """The last snapshot of each of `times` runs of the preset in one fresh session."""
+    session = ServeSession(load_model())
+    cfg = ServeConfig(prompt=PRESET_PROMPT.encode(), n_new=DEFAULTS["n_new"],
+                      draft_len=draft_len, capacity=DEFAULTS["capacity"],
+                      prefix_cache=True, routing=False)
+    out = []
+    try:
+        for _ in range(times):
+            *_, last = session.run(cfg)
+            out.append(last)
+    finally:
+        session.close()
+    return tuple(out)
+
+
+def _hit(s: ServeSnapshot) -> float:
+    return sum(s.hits) / (sum(s.hits) + sum(s.misses))
+
+
+@claim("serve", "whole pages of {page} tokens that an earlier request computed come back "
+       "instead of being recomputed. The preset reuses nothing the first time; press Generate "
+       "again and {reused} of its {prompt_tokens} tokens are reused.")
+def prefix_reuse() -> dict[str, object]:
+    first, second = _runs(DEFAULTS["draft_len"], 2)
+    assert first.reused_tokens == 0
+    assert second.reused_tokens % PAGE == 0 and second.reused_tokens < second.prompt_tokens
+    return {"page": PAGE, "reused": second.reused_tokens, "prompt_tokens": first.prompt_tokens}
+
+
+@claim("serve", "The [[expert cache]] holds {capacity} of the model's {experts}.")
+def capacity() -> dict[str, object]:
+    d = load_model().dims
+    return {"capacity": DEFAULTS["capacity"], "experts": d.n_layers * d.n_experts}
+
+
+@claim("serve", "Plain decoding finds {plain:.0%} of the experts it needs already resident; "
+       "drafting {gamma} bytes finds {spec:.0%}, because a verify pass routes {window} "
+       "positions at once and each layer then needs {distinct:.1f} different experts per "
+       "pass, {need:.0f} across the {layers} layers, more than the {capacity} slots hold: each "
+       "pass evicts what the next one needs.")
+def drafting_hurts_the_cache() -> dict[str, object]:
+    gamma = DEFAULTS["draft_len"]
+    plain, spec = _runs(0)[0], _runs(gamma)[0]
+    layers = len(spec.hits)
+    distinct = (sum(spec.hits) + sum(spec.misses)) / len(spec.steps) / layers
+    need = distinct * layers
+    per_token = (sum(plain.hits) + sum(plain.misses)) / len(plain.text) / layers
+    assert _hit(spec) < _hit(plain)
+    assert need > DEFAULTS["capacity"] >= per_token * layers  # why: the working set per pass
+    assert plain.text == spec.text  # drafting never changes the text
+    return {"plain": _hit(plain), "gamma": gamma, "spec": _hit(spec), "window": gamma + 1,
+            "distinct": distinct, "need": need, "layers": layers,
+            "capacity": DEFAULTS["capacity"]}
+
+
+@claim("serve", "set the draft length to {off} and press Generate")
+def draft_off() -> dict[str, object]:
+    off = int(TAB.control("draft_len").minimum)
+    assert _runs(off)[0].steps == ()  # no verify pass: plain greedy decoding
+    return {"off": off}
