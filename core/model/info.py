@@ -1,11 +1,56 @@
-"""`python -m core.model.info`: parameter count and bytes per component of the tiny model."""
+"""`python -m core.model.info`: parameter count and bytes per component of the tiny model, and
+the serving bytes it shares with K3, compared like for like.
+
+The expert cache the lab models (kimi-k3-in-c) reads K3's routed experts as MXFP4: 4-bit values
+plus one E8M0 scale byte per MXFP4_BLOCK values, 17,547,264 B per expert (reference §2), not
+the bf16 size K3Dims.expert_bytes gives. The tiny model stores everything in float32. KDA state
+compares S with S and S + conv tail with S + conv tail.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import NamedTuple
 
 from core.dims import K3
+from core.errors import ParamError
+from core.experts.layout import MXFP4_BLOCK
 from core.model.config import TOY, ModelDims
+
+
+def mxfp4_bytes(params: int) -> int:
+    """Bytes of `params` values stored MXFP4: a nibble each plus one scale byte per block."""
+    if params <= 0 or params % MXFP4_BLOCK:
+        raise ParamError(f"params must be a positive multiple of {MXFP4_BLOCK}, got {params}")
+    return params // 2 + params // MXFP4_BLOCK
+
+
+K3_EXPERT_MXFP4_BYTES = mxfp4_bytes(K3.expert_params)  # 17,547,264 = 4,284 pages of 4 KiB
+
+
+class Serving(NamedTuple):
+    """One serving quantity in bytes, toy vs K3, with how each side is stored."""
+
+    name: str
+    toy: int
+    k3: int
+    k3_format: str
+
+    @property
+    def ratio(self) -> float:
+        return self.k3 / self.toy
+
+
+def serving_bytes(dims: ModelDims = TOY) -> tuple[Serving, ...]:
+    """Per-expert, per-layer-state and per-token bytes the serving subsystems move, toy vs K3."""
+    return (
+        Serving("one routed expert", dims.expert_bytes, K3_EXPERT_MXFP4_BYTES, "MXFP4"),
+        Serving("KDA state S, 1 layer", dims.kda_recurrent_bytes, K3.kda_state_bytes, "fp32"),
+        Serving("KDA state S + conv tail, 1 layer", dims.kda_state_bytes,
+                K3.kda_state_bytes + K3.kda_conv_bytes, "fp32 S, bf16 conv"),
+        Serving("MLA latent, 1 token, 1 layer", dims.mla_bytes_per_token,
+                K3.mla_bytes_per_token, "bf16"),
+    )
 
 
 def report(dims: ModelDims = TOY) -> str:
@@ -17,14 +62,12 @@ def report(dims: ModelDims = TOY) -> str:
         f"{'total':<34}{dims.total_params:>12,}{dims.total_params * b:>14,}",
         f"{'trunk (one shard)':<34}{dims.trunk_params:>12,}{dims.trunk_params * b:>14,}",
         f"{'active per token':<34}{dims.active_params:>12,}{dims.active_params * b:>14,}",
-        f"one routed expert: {dims.expert_params:,} params, {dims.expert_bytes:,} B "
-        f"(K3: {K3.expert_params:,} params, {K3.expert_bytes:,} B bf16)",
         f"layers: {' '.join(k.upper() for k in dims.layer_kinds)}; "
         f"{dims.n_experts} experts top-{dims.top_k} + 1 shared; router: softmax",
-        f"decode state: {dims.kda_state_bytes:,} B per KDA layer, "
-        f"{dims.mla_bytes_per_token} B per token per MLA layer "
-        f"(K3: {K3.kda_state_bytes:,} B, {K3.mla_bytes_per_token:,} B)",
+        "serving bytes, toy (float32) vs K3:",
     ]
+    for s in serving_bytes(dims):
+        lines.append(f"  {s.name:<34}{s.toy:>12,}{s.k3:>14,} {s.k3_format:<18}{s.ratio:>8,.1f}x")
     return "\n".join(lines)
 
 

@@ -10,7 +10,11 @@ File format (numpy .npz, compressed; N tokens, L layers, M >= k recorded candida
   meta        [4]        int32    (n_experts, top_k, M, format version)
 `request_trace` turns it into the (layer, expert) int32 requests a token-by-token decode
 makes (token-major, then layer, then top-k order): what core.experts.replay consumes.
-`python -m core.model.trace` records assets/model/trace.npz from held-out text.
+`python -m core.model.trace` records assets/model/trace.npz from held-out text: the first
+RECORD_TOKENS held-out bytes as PREFILL calls over independent RECORD_WINDOW-byte windows (each
+window starts from an empty state), not a decode. Decode routes the same experts except at
+near-ties of the router (tests/core/model/test_trace_decode.py), so `request_trace` replays it in
+decode order; the windows only shorten the context each byte is routed with.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from core.model.moe import Routing
 
 VERSION = 1
 TRACE_FILE = "trace.npz"
+RECORD_TOKENS = 2048  # held-out bytes the shipped trace covers
+RECORD_WINDOW = 256  # bytes per independent prefill call
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +99,9 @@ def prefill_demand(routing: tuple[Routing, ...]) -> np.ndarray:
     return np.array(pairs, np.int32).reshape(-1, 2)
 
 
-def record(n_tokens: int = 2048, chunk: int = 256) -> RoutingTrace:
-    """Routing of the shipped model over the first n_tokens held-out bytes (prefill calls)."""
+def record(n_tokens: int = RECORD_TOKENS, chunk: int = RECORD_WINDOW) -> RoutingTrace:
+    """Routing of the shipped model over the first n_tokens held-out bytes: one prefill call per
+    chunk-byte window, each from an empty state (see the module docstring)."""
     from core.model.corpus import build_corpus
     from core.model.weights import load_model
 

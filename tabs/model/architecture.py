@@ -6,9 +6,10 @@ import numpy as np
 from matplotlib.patches import FancyBboxPatch
 
 from core.errors import check_int
+from core.model.info import serving_bytes
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, lab_figure
-from tabs.model.common import K3, dims
+from tabs.model.common import dims
 from tabs.palette import ROLE
 
 MB = 1e6
@@ -27,7 +28,7 @@ def _strip(ax, kinds: tuple[str, ...], layer: int, d) -> None:
     ax.set_xlim(0, len(kinds))
     ax.set_ylim(0, 1)
     ax.axis("off")
-    ax.set_title(f"Layer pattern: 3 KDA then 1 MLA, repeated; every FFN is MoE "
+    ax.set_title(f"Layer pattern: {d.mla_every - 1} KDA then 1 MLA, repeated; every FFN is MoE "
                  f"(layer {layer} highlighted)")
 
 
@@ -36,11 +37,7 @@ def model_architecture(layer: int) -> FigureResult:
     kinds = d.layer_kinds
     check_int("layer", layer, 0, d.n_layers - 1)
     comps = d.components()
-    serving = {  # bytes: toy (float32) vs K3 (bf16 weights, fp32 KDA state)
-        "one routed expert": (d.expert_bytes, K3.expert_bytes),
-        "KDA state, 1 layer,\n1 sequence": (d.kda_state_bytes, K3.kda_state_bytes),
-        "MLA latent KV,\n1 token, 1 layer": (d.mla_bytes_per_token, K3.mla_bytes_per_token),
-    }
+    serving = serving_bytes(d)
     with lab_figure(4.6) as fig:
         grid = fig.add_gridspec(2, 2, height_ratios=[1, 2.2])
         _strip(fig.add_subplot(grid[0, :]), kinds, layer, d)
@@ -57,33 +54,31 @@ def model_architecture(layer: int) -> FigureResult:
         params.set_xlabel("MB of float32 weights")
         params.set_title(f"Toy model: {d.total_params / 1e6:.2f} M parameters "
                          f"({d.active_params / 1e6:.2f} M active per token)")
-        labels = list(serving)
-        toy = np.array([serving[k][0] for k in labels], float)
-        k3 = np.array([serving[k][1] for k in labels], float)
+        labels = [f"{x.name}\n(K3 {x.k3_format})" for x in serving]
+        toy = np.array([x.toy for x in serving], float)
+        k3 = np.array([x.k3 for x in serving], float)
         ys = np.arange(len(labels))
-        serve.barh(ys - 0.2, toy, 0.4, color=ROLE["kda"], label="toy")
+        serve.barh(ys - 0.2, toy, 0.4, color=ROLE["kda"], label="toy (float32)")
         serve.barh(ys + 0.2, k3, 0.4, color=ROLE["snapshot"], label="K3")
         serve.set_xscale("log")
         lo, hi = toy.min() / 3, k3.max() * 30
         serve.set_xlim(lo, hi)
         plain_log(serve.xaxis, lo, hi)
-        for yi, t, k in zip(ys, toy, k3, strict=True):
-            serve.text(k * 1.2, yi + 0.2, f"{k / t:,.0f}×", va="center", fontsize=7.5)
-        serve.set_yticks(ys, labels, fontsize=7.5)
+        for yi, x in zip(ys, serving, strict=True):
+            serve.text(x.k3 * 1.2, yi + 0.2, f"{x.ratio:,.1f}×", va="center", fontsize=7.5)
+        serve.set_yticks(ys, labels, fontsize=7)
         serve.invert_yaxis()
         serve.set_xlabel("bytes (log)")
-        serve.set_title("Serving bytes: toy vs K3 (ratio)")
+        serve.set_title("Serving bytes, toy vs K3 (like for like)", fontsize=10)
         serve.legend(loc="lower right")
     metrics = {
         "layer": layer,
         "layer_kind": kinds[layer],
         "total_params": d.total_params,
         "active_params": d.active_params,
-        "expert_bytes_toy": d.expert_bytes,
-        "expert_bytes_k3": K3.expert_bytes,
-        "kda_state_bytes_toy": d.kda_state_bytes,
-        "kda_state_bytes_k3": K3.kda_state_bytes,
-        "mla_bytes_per_token_toy": d.mla_bytes_per_token,
-        "mla_bytes_per_token_k3": K3.mla_bytes_per_token,
+        **{f"{key}_{side}": getattr(x, side)
+           for key, x in zip(("expert_bytes", "kda_state_bytes", "kda_state_conv_bytes",
+                              "mla_bytes_per_token"), serving, strict=True)
+           for side in ("toy", "k3")},
     }
     return FigureResult(fig, metrics)

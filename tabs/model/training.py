@@ -1,38 +1,78 @@
-"""Figure: the training curve against the unigram and bigram baselines (held-out bits/byte)."""
+"""Figure: the training curve against three baselines of the same held-out bytes (unigram,
+bigram, zlib), and held-out bits per byte per domain, model and baselines side by side."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from tabs.figure import FigureResult, lab_figure
-from tabs.model.common import record
+from tabs.model.common import DOMAINS, record
 from tabs.palette import ROLE
+
+# (eval.json key, label, line style, colour): the model first, then baselines weakest last.
+SERIES = (
+    ("model_bpb", "model", "-", ROLE["replay"]),
+    ("zlib_bpb", "zlib", "-.", ROLE["waste"]),
+    ("bigram_bpb", "bigram", "--", ROLE["snapshot"]),
+    ("unigram_bpb", "unigram", ":", ROLE["neutral"]),
+)
+
+
+def _curve(ax, points: list[dict], summary: dict) -> None:
+    steps = [p["step"] for p in points]
+    held = [(p["step"], p["heldout_bpb"]) for p in points if "heldout_bpb" in p]
+    ax.plot(steps, [p["train_bpb"] for p in points], color=ROLE["replay"], lw=1.2,
+            label="train (batch)")
+    ax.plot(*zip(*held, strict=True), "o", color=ROLE["reference"], ms=5,
+            label="held-out sample, every 100 steps")
+    for key, name, style, colour in SERIES[1:]:
+        ax.axhline(summary[key], ls=style, color=colour, lw=1.3,
+                   label=f"{name} baseline {summary[key]:.2f}")
+    ax.set_xlim(0, max(steps))
+    ax.set_ylim(0, 8.5)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("bits per byte")
+    ax.set_title(f"Training: {summary['config']['steps']} steps; all "
+                 f"{summary['heldout_bytes']:,} held-out bytes: {summary['model_bpb']:.2f} "
+                 f"bits/byte", fontsize=10)
+    ax.legend(loc="upper right", fontsize=7.5)
+
+
+def _domains(ax, summary: dict) -> np.ndarray:
+    """Grouped horizontal bars; returns [D + 1, 4] bits per byte (rows DOMAINS + all)."""
+    rows = [*DOMAINS, "all"]
+    per = summary["per_domain"]
+    vals = np.array([[per[r][key] for key, *_ in SERIES] for r in rows])  # [D + 1, 4]
+    h = 0.2
+    y = np.arange(len(rows))
+    for j, (_, name, _, colour) in enumerate(SERIES):
+        ax.barh(y + (j - 1.5) * h, vals[:, j], h, color=colour, label=name)
+        if j == 0:
+            for yi, v in zip(y, vals[:, 0], strict=True):
+                ax.text(v, yi - 1.5 * h, f" {v:.2f}", va="center", fontsize=7)
+    ax.set_yticks(y, [f"{r}\n{per[r]['bytes']:,} B" for r in rows], fontsize=7.5)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 7)
+    ax.set_xlabel("held-out bits per byte (lower is better)")
+    ax.set_title("Per domain: model vs baselines", fontsize=10)
+    ax.legend(loc="lower right", fontsize=7)
+    return vals
 
 
 def model_training() -> FigureResult:
     points, summary = record()
-    steps = [p["step"] for p in points]
-    train = [p["train_bpb"] for p in points]
-    held = [(p["step"], p["heldout_bpb"]) for p in points if "heldout_bpb" in p]
-    with lab_figure(3.6) as fig:
-        ax = fig.subplots()
-        ax.plot(steps, train, color=ROLE["replay"], lw=1.2, label="train (batch)")
-        ax.plot(*zip(*held, strict=True), "o", color=ROLE["reference"], ms=6,
-                label="held-out (every 100 steps)")
-        for key, style, name in (("unigram_bpb", ":", "unigram"), ("bigram_bpb", "--", "bigram")):
-            ax.axhline(summary[key], ls=style, color=ROLE["snapshot"],
-                       label=f"{name} baseline {summary[key]:.2f}")
-        ax.set_xlim(0, max(steps))
-        ax.set_ylim(0, 8.5)
-        ax.set_xlabel("training step")
-        ax.set_ylabel("bits per byte")
-        ax.set_title(f"Held-out: model {summary['model_bpb']:.3f} bits/byte vs bigram "
-                     f"{summary['bigram_bpb']:.3f} and unigram {summary['unigram_bpb']:.3f} "
-                     f"({summary['heldout_bytes']:,} held-out bytes)")
-        ax.legend(loc="upper right")
-    metrics = {
-        "model_bpb": summary["model_bpb"],
-        "bigram_bpb": summary["bigram_bpb"],
-        "unigram_bpb": summary["unigram_bpb"],
-        "steps": max(steps),
+    with lab_figure(4.2) as fig:
+        curve, bars = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
+        _curve(curve, points, summary)
+        vals = _domains(bars, summary)
+    metrics: dict[str, float | int] = {
+        "steps": summary["config"]["steps"],
         "params": summary["params"],
+        "heldout_bytes": summary["heldout_bytes"],
     }
+    for key, *_ in SERIES:
+        metrics[key] = summary[key]
+    for i, name in enumerate(DOMAINS):
+        for j, (key, *_) in enumerate(SERIES):
+            metrics[f"{name}_{key}"] = float(vals[i, j])
     return FigureResult(fig, metrics)

@@ -1,56 +1,88 @@
 """Figure: which experts each corpus domain uses in one layer, and how domain-specific routing
-is in every layer (mutual information between the domain and the expert pick)."""
+is in every layer (mutual information between the domain and one pick, and the top-k set,
+against the ceiling H(domain) and a shuffle baseline)."""
 
 from __future__ import annotations
 
-import math
+import functools
 
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
-from core.model.usage import domain_information, domain_usage
+from core.model.trace import RECORD_WINDOW
+from core.model.usage import Specialisation, domain_usage, specialisation
 from tabs.figure import FigureResult, lab_figure
 from tabs.model.common import DOMAINS, dims, trace
 from tabs.palette import ROLE
 
 
+@functools.cache
+def information() -> Specialisation:
+    return specialisation(trace(), len(DOMAINS))
+
+
+def _bars(ax, s: Specialisation, layer: int, d) -> None:
+    x = np.arange(d.n_layers)
+    w = 0.38
+    for i, kind in enumerate(d.layer_kinds):
+        colour = ROLE["mla"] if kind == "mla" else ROLE["kda"]
+        edge = ROLE["reference"] if i == layer else colour
+        ax.bar(i - w / 2, s.pick[i], w, color=colour, alpha=0.35, edgecolor=edge)
+        ax.bar(i + w / 2, s.top_set[i], w, color=colour, alpha=0.9, edgecolor=edge)
+    for off, null in ((-w / 2, s.pick_shuffled), (w / 2, s.top_set_shuffled)):
+        ax.hlines(null, x + off - w / 2, x + off + w / 2, color=ROLE["reference"], lw=1.6)
+    ax.axhline(s.entropy, ls="--", color=ROLE["annotation"], lw=0.8)
+    ax.text(d.n_layers - 0.5, s.entropy, f"H(domain) = {s.entropy:.2f} bits: the ceiling",
+            ha="right", va="bottom", fontsize=7)
+    ax.set_xticks(x)
+    ax.set_xlim(-0.6, d.n_layers - 0.4)
+    ax.set_ylim(0, s.entropy * 1.12)
+    ax.set_xlabel("layer (green KDA, blue MLA)")
+    ax.set_ylabel("I(domain; routing), bits")
+    ax.legend(handles=[Patch(color=ROLE["neutral"], alpha=0.35, label="one pick"),
+                       Patch(color=ROLE["neutral"], alpha=0.9, label=f"top-{d.top_k} set"),
+                       Line2D([], [], color=ROLE["reference"], lw=1.6,
+                              label="domains shuffled")],
+              loc="center left", fontsize=7)
+    ax.set_title(f"What routing says about the domain\n({s.runs} domain runs: a noisy estimate)",
+                 fontsize=10)
+
+
 def model_expert_usage(layer: int) -> FigureResult:
     d, t = dims(), trace()
     usage = domain_usage(t, layer, len(DOMAINS))  # [D, E]
-    info = domain_information(t, len(DOMAINS))  # [L]
+    s = information()
     top = usage.argmax(1)
     with lab_figure(3.9) as fig:
-        heat, bars = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.3, 1]})
+        heat, bars = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.0, 1.25]})
         uniform = 100 / d.n_experts
         vmax = max(float(usage.max()) * 100, 2 * uniform)
         im = heat.imshow(usage * 100, aspect="auto", cmap="Greens", vmin=0, vmax=vmax)
         for i, e in enumerate(top):
             heat.text(e, i, f"{usage[i, e] * 100:.0f}", ha="center", va="center", fontsize=8,
                       color="white" if usage[i, e] * 100 > 0.6 * vmax else "black")
+        counts = np.bincount(t.domains[t.domains < len(DOMAINS)], minlength=len(DOMAINS))
         heat.set_xticks(range(d.n_experts))
-        heat.set_yticks(range(len(DOMAINS)), DOMAINS)
-        heat.set_xlabel("routed expert id")
+        heat.set_yticks(range(len(DOMAINS)), [f"{n}\n({c:,} B)" for n, c in zip(DOMAINS, counts,
+                                                                                strict=True)])
+        heat.set_xlabel(f"routed expert id (trace: {len(t.tokens):,} held-out bytes, prefill "
+                        f"in independent {RECORD_WINDOW}-byte windows)")
         heat.grid(False)
         heat.set_title(f"Layer {layer} ({d.layer_kinds[layer].upper()}): % of each domain's top-"
-                       f"{d.top_k} picks per expert (top expert labelled)")
+                       f"{d.top_k} picks per expert (top one labelled)", fontsize=10)
         fig.colorbar(im, ax=heat, label=f"% of the domain's picks (uniform {uniform:.2f}%)",
                      shrink=0.9)
-        colours = [ROLE["mla"] if k.upper() == "MLA" else ROLE["kda"] for k in d.layer_kinds]
-        alphas = [1.0 if i == layer else 0.45 for i in range(d.n_layers)]
-        for i, (v, c, a) in enumerate(zip(info, colours, alphas, strict=True)):
-            bars.bar(i, v, color=c, alpha=a, edgecolor=ROLE["reference"] if i == layer else c)
-        bars.axhline(math.log2(len(DOMAINS)), ls="--", color=ROLE["annotation"], lw=0.8)
-        bars.text(d.n_layers - 0.5, math.log2(len(DOMAINS)), "pick names the domain",
-                  ha="right", va="bottom", fontsize=7)
-        bars.set_xticks(range(d.n_layers))
-        bars.set_xlim(-0.6, d.n_layers - 0.4)
-        bars.set_ylim(0, math.log2(len(DOMAINS)) * 1.15)
-        bars.set_xlabel("layer (green KDA, blue MLA)")
-        bars.set_ylabel("I(domain; expert pick), bits")
-        bars.set_title("Specialisation per layer")
-    metrics: dict[str, float | int | str] = {"layer": layer, "tokens": int(len(t.tokens))}
+        _bars(bars, s, layer, d)
+    metrics: dict[str, float | int | str] = {"layer": layer, "tokens": int(len(t.tokens)),
+                                             "domain_runs": s.runs,
+                                             "domain_entropy_bits": s.entropy}
     for i, name in enumerate(DOMAINS):
+        metrics[f"{name}_tokens"] = int(counts[i])
         metrics[f"{name}_top_expert"] = int(top[i])
         metrics[f"{name}_top_share"] = float(usage[i, top[i]])
-    metrics["information_bits_this_layer"] = float(info[layer])
-    metrics["information_bits_max_layer"] = int(np.argmax(info))
+    metrics["information_bits_this_layer"] = float(s.pick[layer])
+    metrics["set_information_bits_this_layer"] = float(s.top_set[layer])
+    metrics["set_shuffled_bits_this_layer"] = float(s.top_set_shuffled[layer])
+    metrics["information_bits_max_layer"] = int(np.argmax(s.pick))
     return FigureResult(fig, metrics)
