@@ -15,6 +15,7 @@ from pathlib import Path
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
+import torch  # noqa: E402
 
 from tabs.figure import freeze_heap, render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
@@ -26,8 +27,18 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 TITLE = "Serving Lab: serving a hybrid KDA + MLA mixture of experts, live"
 
 
+SERVER_TORCH_THREADS = 1
+
+
 def build_app() -> gr.Blocks:
-    """The Blocks users get; tests build exactly this."""
+    """The Blocks users get; tests build exactly this.
+
+    torch runs one thread per call in the server: Gradio already runs up to two figures (and
+    a Serve run) at once on the lab's 2 cores, and two-thread torch calls side by side wait on
+    each other's core (4x slower per call measured here); one thread each keeps both cores busy
+    without oversubscription.
+    """
+    torch.set_num_threads(SERVER_TORCH_THREADS)
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(
             f"# {TITLE}\nEvery figure is computed by the lab's engine as you move a control."
@@ -77,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not 1 <= args.port <= 65535:
         ap.error(f"--port must be in [1, 65535], got {args.port}")
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"WARNING: --host {args.host} serves the lab to other machines on the network; "
+              "it has no login. Use 127.0.0.1 (the default) unless you mean it.",
+              file=sys.stderr, flush=True)
     if args.export is not None:
         written = export(args.export, args.only)
         print(f"{len(written) // 2} figures exported to {args.export}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 
 import gradio as gr
 from gradio.components.plot import PlotData
@@ -11,10 +12,13 @@ from matplotlib.figure import Figure
 
 from core.errors import ParamError
 from tabs.controls import Check, Control, Slider, Text
-from tabs.figure import render_png
+from tabs.figure import lab_figure, render_png
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.metrics import to_markdown
 from tabs.spec import FigureSpec, LiveSpec, RunSpec, TabSpec, render, render_live, run_params
+
+
+log = logging.getLogger("serving_lab")
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
@@ -56,12 +60,27 @@ def _triggers(c: Control, comp: gr.components.Component) -> list:
     return [comp.release] if isinstance(c, Slider) else [comp.change]
 
 
+def error_figure(fig: FigureSpec, err: Exception) -> Figure:
+    """What a figure that failed to draw shows in its own place (the rest of the tab lives)."""
+    with lab_figure(1.6) as f:
+        ax = f.add_subplot()
+        ax.set_axis_off()
+        ax.text(0, 0.5, f"This figure could not be drawn for these settings:\n"
+                f"{type(err).__name__}: {str(err)[:200]}\nThe other figures are unaffected.",
+                transform=ax.transAxes, va="center", fontsize=11, color="#B00020")
+        ax.set_title(fig.title, loc="left")
+    return f
+
+
 def _handler(fig: FigureSpec, tab: TabSpec):
     def handle(*values: object):
         try:
             result = render(fig, tab, dict(zip(fig.params, values, strict=True)))
         except ParamError as e:
             raise gr.Error(str(e)) from None
+        except Exception as e:  # a bug in one figure must not take the tab down
+            log.exception("figure %s failed for %s", fig.name, values)
+            return plot_data(error_figure(fig, e)), f"**Not drawn:** {type(e).__name__}: {e}"
         return plot_data(result.figure), to_markdown(result.metrics)
 
     handle.__name__ = fig.name

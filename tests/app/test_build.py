@@ -79,3 +79,26 @@ def test_handler_rejects_bad_input_naming_parameter_and_range(tab, control, fig,
             else (control.minimum, control.maximum)
         )
         assert f"[{lo}, {hi}]" in message, message
+
+
+def test_a_failing_figure_shows_its_error_in_its_place_and_the_tab_lives():
+    """A figure whose code raises draws an error panel in its own place (no exception reaches
+    Gradio); the other figures of the tab keep drawing."""
+    from dataclasses import replace
+
+    from tabs.figure import render_png
+    from tabs.spec import render
+
+    tab = REGISTRY[0]
+
+    def broken(**_: object):
+        raise RuntimeError("injected failure")
+
+    bad = replace(tab.figures[0], fn=broken)
+    plot, table = _handler(bad, tab)(*[tab.control(p).value for p in bad.params])
+    assert plot.type == "matplotlib" and plot.plot.startswith("data:image/png;base64,")
+    assert "injected failure" in table and "RuntimeError" in table
+    good = tab.figures[-1]
+    plot, table = _handler(good, tab)(*[tab.control(p).value for p in good.params])
+    import base64
+    assert base64.b64decode(plot.plot.split(",", 1)[1]) == render_png(render(good, tab).figure)
