@@ -1,13 +1,17 @@
 """Ranking helpers shared by select_experts, its twin and the meters.
 
-The true ranking of a row: its experts by descending score, ties to the lower id. top_ranks
-gives a row's best m in that order from torch.topk (fast; its order among equal scores is
-unspecified, so rows with a tie among the best m + 1 are re-ranked with a stable sort);
-rank_order gives the whole ranking by a stable sort.
+The true ranking of a row: its experts by descending score, ties to the lower id. rank_order
+gives the whole ranking with one sort of 64-bit keys, (descending score, id): the score's
+float32 bits mapped to an integer that orders like the float (-0.0 read as +0.0), above the
+expert id. The keys are distinct, so any sort is a stable one, and numpy's (SIMD) sort of
+int64 is several times faster on CPU than torch.topk on the same scores, let alone torch's
+stable sort. top_ranks(scores, m) is its first m columns. Scores must not hold NaN (callers
+read NaN as -inf first): a NaN's place would follow its sign bit.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from core.errors import ParamError
@@ -16,24 +20,42 @@ from core.routing.config import RouteConfig
 TINY = torch.finfo(torch.float32).tiny  # cache_prior's floor under a score before the log
 
 
-def top_ranks(scores: torch.Tensor, m: int) -> torch.Tensor:
-    """scores [N, E] -> the ids of each row's best m experts in rank order [N, m].
-
-    torch.topk, whose order among equal scores is unspecified, then a stable sort of the few
-    rows where two of the best m + 1 scores are equal (so ties go to the lower id).
-    """
+def rank_keys(scores: torch.Tensor) -> torch.Tensor:
+    """scores [N, E] float32 -> int64 keys [N, E] whose ascending order is the true ranking."""
     N, E = scores.shape
-    vals, ids = scores.topk(min(m + 1, E), dim=-1)  # [N, m + 1] descending
-    tied = (vals[:, 1:] == vals[:, :-1]).any(1)  # [N]
-    if bool(tied.any()):
-        rows = tied.nonzero()[:, 0]
-        ids[rows] = rank_order(scores[rows])[:, : ids.shape[1]]
-    return ids[:, :m]
+    bits = (scores.detach() + 0.0).view(torch.int32)  # [N, E]; + 0.0 turns -0.0 into +0.0
+    desc = ~(bits ^ ((bits >> 31) & 0x7FFFFFFF))  # [N, E] int32, orders like -score
+    ids = torch.arange(E, dtype=torch.int32).expand(N, E)
+    # NOTE: little-endian int64 = (high word, low word) = (desc, id); id >= 0, so the signed
+    # order of the keys is desc's, then id's
+    return torch.stack((ids, desc), -1).view(torch.int64)[..., 0]  # [N, E]
+
+
+def sorted_keys(keys: torch.Tensor) -> torch.Tensor:
+    """rank_keys [N, E] -> a sorted copy [N, E] (numpy's SIMD sort of int64, by row)."""
+    out = keys.clone()
+    out.numpy().sort(axis=-1)  # in place, through a shared view
+    return out
+
+
+def key_ids(keys: torch.Tensor, m: int | None = None) -> torch.Tensor:
+    """The expert ids (low words) of keys [N, E], first m columns -> int64 [N, m]."""
+    words = keys.view(torch.int32)  # [N, 2E]: (id, desc) per key
+    return words[:, 0 : 2 * (m if m is not None else keys.shape[1]) : 2].to(torch.int64)
 
 
 def rank_order(scores: torch.Tensor) -> torch.Tensor:
     """scores [N, E] -> expert ids [N, E] by descending score, ties to the lower id."""
-    return torch.sort(scores, dim=-1, descending=True, stable=True).indices
+    if scores.dtype != torch.float32:
+        raise ParamError(f"scores must be float32, got {scores.dtype}")
+    return key_ids(sorted_keys(rank_keys(scores)))
+
+
+def top_ranks(scores: torch.Tensor, m: int) -> torch.Tensor:
+    """scores [N, E] -> the ids of each row's best m experts in rank order [N, m]."""
+    if scores.dtype != torch.float32:
+        raise ParamError(f"scores must be float32, got {scores.dtype}")
+    return key_ids(sorted_keys(rank_keys(scores)), m)
 
 
 def check_inputs(scores: object, resident: object, cfg: object) -> torch.Tensor:
@@ -51,10 +73,3 @@ def check_inputs(scores: object, resident: object, cfg: object) -> torch.Tensor:
                          f"got {getattr(resident, 'shape', type(resident).__name__)}")
     return resident.expand(N, E)
 
-
-def compact(chosen: torch.Tensor, k: int) -> torch.Tensor:
-    """chosen bool [N, m] with exactly k per row -> their column indices, ascending [N, k]."""
-    N, m = chosen.shape
-    slot = torch.where(chosen, chosen.cumsum(1) - 1, k)  # [N, m] output slot, k = dropped
-    cols = torch.arange(m).expand(N, m)
-    return torch.zeros(N, k + 1, dtype=torch.int64).scatter_(1, slot, cols)[:, :k]

@@ -40,10 +40,18 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from core.routing.config import BACKFILL, RESIDENT_FILL, SACRED, STOCK, RouteConfig
-from core.routing.ranking import TINY, check_inputs, compact, rank_order, top_ranks
+from core.routing.ranking import (
+    TINY,
+    check_inputs,
+    key_ids,
+    rank_keys,
+    sorted_keys,
+    top_ranks,
+)
 
 __all__ = ["Selection", "naive_select_experts", "select_experts", "top_ranks"]
 
@@ -59,71 +67,60 @@ class Selection(NamedTuple):
 
 def _fill(ranked: torch.Tensor, res: torch.Tensor, window: torch.Tensor, cfg: RouteConfig
           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Sacred, resident fill, backfill over ranked ids [N, m] (window [N] <= m) ->
-    (chosen ids [N, k] in rank order, substitute mask [N, k], kind [N, k])."""
+    """Sacred, resident fill, backfill over ranked ids [N, m] (window [N], k <= window <= m)
+    -> (chosen ids [N, k] in rank order, substitute mask [N, k], kind [N, k]).
+
+    The k - J ranks after the sacred ones are the first of ranks J..window-1 ordered by
+    (cold, rank): the residents in rank order, then the cold ones (the backfill); one sort of
+    small integer keys finds them.
+    """
     N, m = ranked.shape
     k, J = cfg.k, cfg.J
-    pos = torch.arange(m)  # [m] rank positions
-    free = (pos < window[:, None]) & (pos >= J)  # [N, m] ranks a substitute may take
-    cand = free & res.gather(1, ranked)  # resident ranks in the window
-    fill = cand & (cand.cumsum(1) <= k - J)  # [N, m] the first k - J of them
-    room = (k - J) - fill.sum(1, keepdim=True)  # [N, 1] slots left for the backfill
-    rest = free & ~fill
-    back = rest & (rest.cumsum(1) <= room)  # [N, m] the best unchosen ranks
-    take = compact((pos < J) | fill | back, k)  # [N, k] chosen ranks, ascending
-    code = torch.where(fill, RESIDENT_FILL, torch.where(back, BACKFILL, SACRED)).to(torch.int8)
-    return ranked.gather(1, take), take >= k, code.gather(1, take)
+    pos = torch.arange(m, dtype=torch.int32)  # [m] rank positions
+    cold = ~res.gather(1, ranked)  # [N, m]
+    key = pos + m * cold.to(torch.int32)  # [N, m] residents first, each group by rank
+    key.masked_fill_((pos < J) | (pos >= window[:, None]), 2 * m)  # never filled
+    fill = np.sort(key.numpy(), axis=1)[:, : k - J] % m  # [N, k - J] ranks
+    take = np.concatenate((np.broadcast_to(np.arange(J, dtype=np.int32), (N, J)), fill), 1)
+    take = torch.from_numpy(np.sort(take, axis=1)).to(torch.int64)  # [N, k] ascending ranks
+    resident = ~cold.gather(1, take)
+    code = torch.where(take < J, SACRED, torch.where(resident, RESIDENT_FILL, BACKFILL))
+    return ranked.gather(1, take), take >= k, code.to(torch.int8)
 
 
-def _window_fill(s: torch.Tensor, res: torch.Tensor, cfg: RouteConfig
+def _window_fill(s: torch.Tensor, ranked: torch.Tensor, res: torch.Tensor, cfg: RouteConfig
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """max_rank / cum_prob -> (ids [N, k], substitute mask [N, k], kind [N, k], window [N])."""
+    """max_rank / cum_prob over the true ranking [N, E] -> (ids [N, k], substitute mask
+    [N, k], kind [N, k], window [N])."""
     N, E = s.shape
-    k = cfg.k
     if cfg.method == "max_rank":
         window = torch.full((N,), cfg.M, dtype=torch.int64)
-        return (*_fill(top_ranks(s, cfg.M), res, window, cfg), window)
+        return (*_fill(ranked[:, : cfg.M], res, window, cfg), window)
     pos_mass = s.clamp_min(0)  # [N, E]
     goal = cfg.P * pos_mass.sum(1, keepdim=True)  # [N, 1]
-    m = min(E, 4 * k)  # most rows reach P within 4k ranks; the rest are ranked in full
-    ranked = top_ranks(s, m)  # [N, m]
-    mass = pos_mass.gather(1, ranked).cumsum(1)  # [N, m] cumulative mass by rank
-    window = torch.clamp((mass < goal).sum(1) + 1, min=k, max=m)  # [N]
-    ids, subst, kind = _fill(ranked, res, window, cfg)
-    short = (mass[:, -1:] < goal)[:, 0] if m < E else torch.zeros(N, dtype=torch.bool)
-    if bool(short.any()):
-        rows = short.nonzero()[:, 0]
-        ranked = rank_order(s[rows])  # [n, E]
-        mass = pos_mass[rows].gather(1, ranked).cumsum(1)
-        window[rows] = torch.clamp((mass < goal[rows]).sum(1) + 1, min=k, max=E)
-        ids[rows], subst[rows], kind[rows] = _fill(ranked, res[rows], window[rows], cfg)
-    return ids, subst, kind, window
+    mass = pos_mass.gather(1, ranked).cumsum(1)  # [N, E] cumulative mass by rank
+    window = torch.clamp((mass < goal).sum(1) + 1, min=cfg.k, max=E)  # [N]
+    m = int(window.max()) if N else cfg.k  # no row looks past its window
+    return (*_fill(ranked[:, :m], res, window, cfg), window)
 
 
-def _cache_prior(s: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig
+def _cache_prior(s: torch.Tensor, keys: torch.Tensor, ranked_keys: torch.Tensor,
+                 resident: torch.Tensor, cfg: RouteConfig
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """cache_prior -> (chosen ids [N, k] in rank order, substitute mask [N, k], kind [N, k])."""
-    N, E = s.shape
+    """cache_prior -> (chosen ids [N, k] in true-rank order, substitute mask [N, k], kind).
+
+    keys: the true ranking's keys by expert id; ranked_keys: the same, sorted.
+    """
     k = cfg.k
     logs = s.clamp_min(TINY).log()  # [N, E]
     span = logs.amax(1, keepdim=True) - logs.amin(1, keepdim=True)  # [N, 1]
     z = logs + cfg.lam * span * resident.to(logs.dtype)  # [N, E]
     picked = top_ranks(z, k)  # [N, k] best z', ties to the lower id
-    mine = s.gather(1, picked)  # [N, k] their scores
-    by = mine.sort(dim=1, descending=True, stable=True).indices  # rank order, but equal scores
-    picked, mine = picked.gather(1, by), mine.gather(1, by)  # keep z's order: fix those rows
-    tied = (mine[:, 1:] == mine[:, :-1]).any(1)  # [N]
-    if bool(tied.any()):
-        rows = tied.nonzero()[:, 0]
-        p = picked[rows].sort(dim=1).values  # by id, then stably by score
-        picked[rows] = p.gather(1, s[rows].gather(1, p).sort(dim=1, descending=True,
-                                                               stable=True).indices)
-        mine = s.gather(1, picked)
-    kth = top_ranks(s, k)[:, -1:]  # [N, 1] the k-th best expert
-    s_k = s.gather(1, kth)
-    subst = (mine < s_k) | ((mine == s_k) & (picked > kth))  # [N, k] ranked below the k-th
+    mine = keys.gather(1, picked)  # [N, k] their true-ranking keys
+    mine.numpy().sort(axis=1)  # true-rank order
+    subst = mine > ranked_keys[:, k - 1 : k]  # [N, k] ranked below the k-th
     kind = torch.where(subst, RESIDENT_FILL, STOCK).to(torch.int8)
-    return picked, subst, kind
+    return key_ids(mine), subst, kind
 
 
 def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig) -> Selection:
@@ -139,18 +136,23 @@ def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfi
         bad = ~finite.all(-1)
         any_bad = bool(bad.any())
         s = scores.masked_fill(~finite, -math.inf)
+    keys = rank_keys(s)  # [N, E] the true ranking's sort keys, by expert id
+    ranked_keys = sorted_keys(keys)  # [N, E] in rank order
+    m = k if cfg.method == "topk" or cfg.method == "cache_prior" else \
+        cfg.M if cfg.method == "max_rank" else E
+    ranked = key_ids(ranked_keys, m)  # [N, m] the true ranking, best m
     window = torch.full((N,), k, dtype=torch.int64)
     if cfg.method == "topk" or (cfg.method == "cache_prior" and cfg.lam == 0.0):
-        ids = top_ranks(s, k)  # [N, k]
+        ids = ranked[:, :k]  # [N, k]
         subst = torch.zeros(N, k, dtype=torch.bool)
         kind = torch.full((N, k), STOCK, dtype=torch.int8)
         if cfg.method == "cache_prior":
             window.fill_(E)
     elif cfg.method == "cache_prior":
-        ids, subst, kind = _cache_prior(s, resident, cfg)
+        ids, subst, kind = _cache_prior(s, keys, ranked_keys, resident, cfg)
         window.fill_(E)
     else:
-        ids, subst, kind, window = _window_fill(s, resident.expand(N, E), cfg)
+        ids, subst, kind, window = _window_fill(s, ranked, resident.expand(N, E), cfg)
     w = scores.gather(1, ids)  # [N, k]
     if cfg.method in ("max_rank", "cum_prob") and cfg.alpha < 1.0:
         w = torch.where(subst, w * cfg.alpha, w)
@@ -159,7 +161,7 @@ def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfi
     swaps = subst.sum(1)  # [N]
     if any_bad:
         b = bad[:, None]  # [N, 1]
-        ids = torch.where(b, top_ranks(s, k), ids)
+        ids = torch.where(b, ranked[:, :k], ids)
         weights = torch.where(b, torch.full_like(weights, 1.0 / k), weights)
         kind = torch.where(b, torch.full_like(kind, STOCK), kind)
         swaps = torch.where(bad, 0, swaps)
