@@ -7,6 +7,12 @@ lookup    a 1,000,000-byte prompt whose every 64-byte block is in the index (ins
           directly, no model run; no checkpoint groups, so stage 2 walks all the way back);
           target <= 50 ms
 pages     pages and bytes per 1k tokens of one sequence, toy and K3 (from the ledger)
+spec      speculative (prompt lookup, gamma = 8) vs plain greedy decoding of 64 bytes, side by
+          side in one run (core.serve.compare: interleaved, best of --repeat each) on a
+          repetitive code prompt (target >= 1.5x tokens/s), JSON records and prose, with the
+          acceptance rate and bytes per forward pass; both sides must produce the same bytes
+cp        context-parallel KDA prefill: bytes per rank per layer vs MLA ring attention at P = 8
+          and the crossover sequence length, toy and K3 (core.kda.parallel; no timing)
 Times are best-of (core.bench.timing.best_of) on the shipped weights, 2 threads.
 """
 
@@ -18,11 +24,16 @@ import time
 import torch
 
 from core.bench.timing import best_of
+from core.kda import cp_crossover, cp_volume, k3_cp, toy_cp
+from core.model.config import ModelDims
 from core.model.weights import load_model
 from core.paging.ledger import k3_geometry, toy_geometry
 from core.paging.pool import PageKind, PagePool
 from core.prefix.cache import PrefixCache
 from core.serve import Engine
+from core.serve.compare import PROMPT_KINDS, compare_decoding
+
+SPEC_GAMMA, SPEC_NEW, CP_RANKS = 8, 64, 8
 
 TEXT = (b"def serve(request):\n    pages = pool.alloc(request.blocks)\n"
         b"    return engine.prefill(request.prompt)\n")
@@ -69,6 +80,26 @@ def lookup_time(n_bytes: int = 1_000_000, repeat: int = 3) -> tuple[float, int]:
     return best_of(lambda: cache.lookup(prompt), repeat), blocks
 
 
+def spec_rows(repeat: int) -> None:
+    model = load_model()
+    for kind in ("code", "records", "prose"):
+        c = compare_decoding(model, PROMPT_KINDS[kind], SPEC_NEW, SPEC_GAMMA, repeat)
+        target = "  (target >= 1.5x)" if kind == "code" else ""
+        print(f"spec {kind:>7}, gamma {SPEC_GAMMA}: plain {c.plain.tokens_per_second:6.1f} B/s, "
+              f"speculative {c.spec.tokens_per_second:6.1f} B/s = {c.speedup:4.2f}x{target}; "
+              f"acceptance {c.acceptance:.0%}, {c.bytes_per_pass:.2f} B per pass, "
+              f"same bytes: {c.same_text}")
+
+
+def cp_rows(dims: ModelDims) -> None:
+    for geo in (toy_cp(dims), k3_cp()):
+        v = cp_volume(geo, 100_000, CP_RANKS)
+        print(f"cp {geo.name:>4}, P = {CP_RANKS}: KDA all-gather {v.kda / 2**20:8.2f} MiB per "
+              f"layer per rank (any T); MLA ring at 100k tokens {v.mla_ring / 2**20:8.2f} MiB; "
+              f"crossover {cp_crossover(geo, CP_RANKS):,.0f} tokens per layer, "
+              f"{cp_crossover(geo, CP_RANKS, whole_model=True):,.0f} for the whole model")
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m core.bench serve", description=__doc__)
     p.add_argument("--repeat", type=int, default=3)
@@ -81,6 +112,8 @@ def main(argv: list[str]) -> int:
     t, blocks = lookup_time(repeat=a.repeat)
     print(f"lookup 1,000,000 B, {blocks:,} cached blocks  {t * 1e3:8.1f} ms  (target <= 50 ms)")
     dims = load_model().dims
+    spec_rows(a.repeat)
+    cp_rows(dims)
     for g in (toy_geometry(dims), k3_geometry()):
         print(f"{g.name:>4}: {g.tokens_per_page} tokens/page, page {g.page_bytes:,} B; 1k tokens "
               f"-> {g.pages(1000)} pages ({g.mla_pages(1000)} MLA + {g.kda_pages} KDA) = "

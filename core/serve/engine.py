@@ -55,7 +55,7 @@ class Engine:
     def __init__(self, model: HybridLM, pool_pages: int, tokens_per_page: int = 64,
                  checkpoint_every: int = 1, prefix_cache: bool = True,
                  provider: ExpertProvider | None = None,
-                 drafter: Drafter | None = None) -> None:
+                 drafter: Drafter | None = None, adaptive_drafts: bool = True) -> None:
         if not isinstance(model, HybridLM):
             raise ParamError(f"model must be a HybridLM, got {type(model).__name__}")
         self.P = check_int("tokens_per_page", tokens_per_page, KDA_CHUNK, 1024)
@@ -69,6 +69,9 @@ class Engine:
             raise ParamError(f"drafter must have propose(history, n) -> bytes, "
                              f"got {type(drafter).__name__}")
         self.drafter: Drafter = drafter or PromptLookup()
+        if not isinstance(adaptive_drafts, bool):
+            raise ParamError(f"adaptive_drafts must be True or False, got {adaptive_drafts!r}")
+        self.adaptive_drafts = adaptive_drafts  # the draft budget follows acceptance
         page_bytes = self.P * self.dims.mla_bytes_per_token
         smallest = toy_geometry(self.dims, self.P).pages(1)  # one token: the KDA state + 1 page
         self.pool = PagePool(check_int("pool_pages", pool_pages, smallest, 1 << 20), page_bytes)

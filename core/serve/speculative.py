@@ -2,8 +2,12 @@
 
 One verify step, with `start` tokens stored and the pending token p (the model's last argmax,
 emitted but not yet fed), g bytes generated of n_new:
-  draft    the prompt-lookup drafter proposes m = min(gamma, n_new - g - 1) bytes (so the window
-           never runs past the request's admitted prompt + n_new tokens)
+  draft    the drafter proposes up to m = min(budget, n_new - g - 1) bytes (so the window never
+           runs past the request's admitted prompt + n_new tokens); the budget starts at gamma
+           and, with adaptive drafts (the default), grows by 2 after a fully accepted window and
+           shrinks by 1 (not below 1) after a rejection, so text that does not repeat itself
+           costs short windows instead of long wasted ones. No proposal: a one-token window,
+           which is HybridLM.step itself
   verify   the state is loaded from the pages and the window [p, d_1 .. d_m] runs in one pass
            (core.serve.verify: the step's arithmetic, bit for bit); MLA pages are grown for the
            window and its tentative latents written into them; the expert cache serves all
@@ -86,12 +90,12 @@ def speculate(req: _Request, logits: torch.Tensor, n_new: int, gamma: int
     pending = int(logits.argmax(-1))
     history = bytearray(req.tokens)
     history.append(pending)
-    generated, index = 1, 0
+    generated, index, budget = 1, 0, gamma
     loads = LoadLog(eng.provider)
     loads.mark()
     while generated < n_new:
         t0 = time.perf_counter()
-        m = min(gamma, n_new - generated - 1)
+        m = min(budget, n_new - generated - 1)
         drafts = _drafts(eng.drafter.propose(history, m), m, eng.dims.vocab) if m else []
         t1 = time.perf_counter()
         window = [pending, *drafts]
@@ -111,6 +115,8 @@ def speculate(req: _Request, logits: torch.Tensor, n_new: int, gamma: int
         while n < len(drafts) and drafts[n] == greedy[n]:
             n += 1
         emitted = (*drafts[:n], greedy[n])
+        if drafts and eng.adaptive_drafts:
+            budget = min(gamma, budget + 2) if n == len(drafts) else max(1, budget - 1)
         held = _rollback_bytes(state, win)
         replayed = commit(state, win, n + 1)
         seq.store(state)
@@ -145,7 +151,7 @@ def _rollback_bytes(state: DecodeState, win: Window) -> tuple[int, int]:
     over the KDA layers, for the window's positions."""
     replay = snapshot = 0
     for s, rec in zip(state.layers, win.layers, strict=True):
-        if isinstance(s, KDAState) and isinstance(rec, KDAWindow):
+        if isinstance(s, KDAState) and isinstance(rec, KDAWindow) and rec.drafts is not None:
             replay += rec.replay_bytes
             per = s.S.numel() * s.S.element_size() + s.conv.numel() * s.conv.element_size()
             snapshot += win.size * per

@@ -89,14 +89,18 @@ def _act(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, width: int
 class KDAWindow:
     """One KDA layer's tentative work: raw inputs (what replay needs) and the last state."""
 
-    drafts: DraftProjections  # q, k, g [1, T, H, K]; v [1, T, H, V]; beta [1, T, H]
-    conv_rows: torch.Tensor  # [1, T, 3C]: pre-conv q|k|v rows (the conv tail's raw inputs)
     last_state: torch.Tensor  # [1, H, K, V]: S after all T positions
+    last_conv: torch.Tensor  # [1, W - 1, 3C]: the conv tail after all T positions
+    # None for a one-position window (it is always kept whole: nothing to roll back)
+    drafts: DraftProjections | None  # q, k, g [1, T, H, K]; v [1, T, H, V]; beta [1, T, H]
+    conv_rows: torch.Tensor | None  # [1, T, 3C]: pre-conv q|k|v rows (the conv's raw inputs)
 
     @property
     def replay_bytes(self) -> int:
         """What the replay scheme holds for this window: raw inputs + pre-conv rows."""
         d = self.drafts
+        if d is None or self.conv_rows is None:
+            return 0
         return sum(t.numel() * t.element_size()
                    for t in (d.q, d.k, d.v, d.g, d.beta, self.conv_rows))
 
@@ -131,8 +135,10 @@ def verify_window(model: HybridLM, tokens: list[int] | tuple[int, ...], state: D
         raise ParamError(f"state must hold one sequence, got {len(state.tokens)}")
     if any(not isinstance(t, int) or not 0 <= t < model.dims.vocab for t in tokens):
         raise ParamError(f"tokens must be ids in [0, {model.dims.vocab - 1}], got {tokens!r}")
-    idx = torch.tensor([list(tokens)], dtype=torch.long)  # [1, T]
     provider = provider or model.resident()
+    if T == 1:  # no drafts: the step itself, on a copy of the state
+        return _one(model, tokens[0], state, provider)
+    idx = torch.tensor([list(tokens)], dtype=torch.long)  # [1, T]
     x = model.embed(idx)  # [1, T, D]
     layers: list[KDAWindow | torch.Tensor] = []
     routing = []
@@ -149,6 +155,18 @@ def verify_window(model: HybridLM, tokens: list[int] | tuple[int, ...], state: D
         x = x + y
     logits = _linear(model.norm(x), model.lm_head.weight)[0]  # [T, V]
     return Window(tuple(tokens), logits, tuple(layers), tuple(routing))
+
+
+def _one(model: HybridLM, token: int, state: DecodeState, provider: ExpertProvider) -> Window:
+    """A one-token window: HybridLM.step on a shallow copy (step replaces tensors, never
+    writes into them, so the caller's state is untouched)."""
+    layers = [KDAState(s.conv, s.S) if isinstance(s, KDAState) else MLAState(s.latent)
+              for s in state.layers]
+    copy = DecodeState(layers, state.pos, [list(state.tokens[0])])
+    out = model.step(torch.tensor([token]), copy, provider)
+    recs = tuple(KDAWindow(s.S, s.conv, None, None) if isinstance(s, KDAState)
+                 else s.latent[:, -1:] for s in copy.layers)
+    return Window((token,), out.logits, recs, out.routing)
 
 
 def _kda(m: KDA, x: torch.Tensor, st: KDAState) -> tuple[torch.Tensor, KDAWindow]:
@@ -173,7 +191,7 @@ def _kda(m: KDA, x: torch.Tensor, st: KDAState) -> tuple[torch.Tensor, KDAWindow
     o = torch.stack(outs, 1)  # [1, T, H, V]
     gate = _act(torch.sigmoid, _linear(_linear(x, m.g_down.weight), m.g_up.weight), C)
     y = _linear(m.o_norm(o).reshape(1, T, -1) * gate, m.o_proj.weight)  # [1, T, D]
-    return y, KDAWindow(DraftProjections(q, k, v, g, beta), raw, S)
+    return y, KDAWindow(S, padded[:, T:], DraftProjections(q, k, v, g, beta), raw)
 
 
 def _mla(m: MLA, x: torch.Tensor, st: MLAState) -> tuple[torch.Tensor, torch.Tensor]:
@@ -230,11 +248,12 @@ def commit(state: DecodeState, window: Window, n: int,
         if isinstance(s, KDAState):
             assert isinstance(rec, KDAWindow)
             if n == T:
-                s.S = rec.last_state
+                s.S, s.conv = rec.last_state, rec.last_conv
             else:  # rollback: the committed S plus a replay of what was accepted
+                assert rec.drafts is not None and rec.conv_rows is not None
                 s.S, _ = verify_and_replay(s.S, rec.drafts, n)
-            W = s.conv.shape[1]
-            s.conv = torch.cat([s.conv, rec.conv_rows[:, :n]], 1)[:, n : n + W]  # [1, W-1, 3C]
+                W = s.conv.shape[1]
+                s.conv = torch.cat([s.conv, rec.conv_rows[:, :n]], 1)[:, n : n + W]  # [1,W-1,3C]
         else:
             s.latent = torch.cat([s.latent, rec[:, :n]], 1)  # [1, L + n, R]
     state.pos += n

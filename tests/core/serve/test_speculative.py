@@ -13,6 +13,8 @@ cache's misses.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +28,11 @@ from core.spec import rollback_bytes
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 P = 64
+
+
+@functools.cache
+def _greedy(model, prompt: bytes, n_new: int) -> bytes:
+    return model.generate(prompt, n_new)
 
 
 class Oracle:
@@ -80,10 +87,10 @@ def test_speculative_equals_greedy(shipped, prompt, gamma, n_new, cache):
 
 def test_every_gamma_on_a_repetitive_prompt(shipped):
     prompt = b"for i in range(10):\n    total += i\n" * 4
-    want = shipped.generate(prompt, 24)
+    want = shipped.generate(prompt, 16)
     eng = Engine(shipped, pool_pages=120)
     for gamma in range(1, 9):
-        out = eng.generate(prompt, 24, draft_len=gamma)
+        out = eng.generate(prompt, 16, draft_len=gamma)
         assert out.text == want, f"gamma={gamma}"
         assert out.spec.draft_len == gamma and out.spec.accepted > 0
     _pages_only_cache(eng)
@@ -93,7 +100,7 @@ class TestOracleDrafts:
     PROMPT = (b"def area(r):\n    return 3.14 * r * r\n\n" * 2)[:P - 1]  # 63 bytes: 1 page
 
     def _run(self, shipped, wrong: set[int], gamma: int = 8, n_new: int = 30):
-        truth = shipped.generate(self.PROMPT, n_new)
+        truth = _greedy(shipped, self.PROMPT, n_new)
         eng = Engine(shipped, pool_pages=120, prefix_cache=False,
                      drafter=Oracle(self.PROMPT, truth, wrong))
         out = _stream(eng, self.PROMPT, n_new, gamma)
@@ -131,15 +138,32 @@ class TestOracleDrafts:
         row = 3 * d.kda_inner * 4  # one position's pre-conv q|k|v row
         for s in out.verify:
             T = len(s.window)
+            if T == 1:  # no drafts: nothing can be rolled back, nothing is held
+                assert s.replay_bytes == s.snapshot_bytes == 0
+                continue
             assert s.replay_bytes == d.n_kda * T * (c.raw_bytes_per_step + row)
             assert s.snapshot_bytes == d.n_kda * T * (c.snapshot_bytes_per_step
                                                       + (d.conv_size - 1) * row)
             assert s.snapshot_bytes > 5 * s.replay_bytes
 
 
+def test_the_draft_budget_follows_acceptance(shipped):
+    """Every draft wrong: windows shrink 8, 7, ... 1 (adaptive) or stay at gamma (fixed)."""
+    prompt = TestOracleDrafts.PROMPT
+    truth = _greedy(shipped, prompt, 30)
+    wrong = set(range(30))
+    for adaptive in (True, False):
+        eng = Engine(shipped, pool_pages=120, prefix_cache=False, adaptive_drafts=adaptive,
+                     drafter=Oracle(prompt, truth, wrong))
+        out = eng.generate(prompt, 12, draft_len=8)
+        assert out.text == truth[:12] and out.spec.accepted == 0
+        want = [8, 7, 6, 5, 4, 3, 2, 1, 1, 1, 1] if adaptive else [8] * 11
+        assert [s.drafted for s in out.verify] == [min(w, 10 - i) for i, w in enumerate(want)]
+
+
 def test_expert_loads_are_charged_to_positions(shipped):
     prompt = b"def area(r):\n    return 3.14 * r * r\n\n"
-    truth = shipped.generate(prompt, 24)
+    truth = _greedy(shipped, prompt, 24)
     d = shipped.dims
     for wrong, empty in (({1, 10, 19}, None), (set(), "rejected_drafts")):
         with open_cache(ASSET_DIR, d, d.top_k + 2) as cache:
