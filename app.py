@@ -21,6 +21,7 @@ from tabs.figure import freeze_heap, render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
 from tabs.spec import render  # noqa: E402
+from tabs.shell import wire_page_load  # noqa: E402
 from tabs.ui import build_tab  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -43,10 +44,13 @@ def build_app() -> gr.Blocks:
         gr.Markdown(
             f"# {TITLE}\nEvery figure is computed by the lab's engine as you move a control."
         )
-        with gr.Tabs():
-            for i, tab in enumerate(REGISTRY):
+        note = gr.Markdown(visible=False, elem_id="share-note")
+        built = []
+        with gr.Tabs() as tabs:
+            for tab in REGISTRY:
                 with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
-                    build_tab(tab, opens_with=demo if i == 0 else None)
+                    built.append(build_tab(tab))
+        wire_page_load(demo, tabs, note, built)
     freeze_heap()
     return demo.queue(default_concurrency_limit=2)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from dataclasses import dataclass
 
 import gradio as gr
 from gradio.components.plot import PlotData
@@ -161,7 +162,50 @@ def _build_live(live: LiveSpec, tab: TabSpec, comps: dict, opened: object) -> No
           preprocess=False)
 
 
-def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> None:
+@dataclass(frozen=True)
+class BuiltTab:
+    """The components of one built tab, for app-level wiring (share links, page load)."""
+
+    tab: TabSpec
+    comps: dict[str, gr.components.Component]
+    outputs: dict[str, tuple[gr.Plot, gr.Markdown]]
+    run_text: gr.Markdown | None
+
+
+def draw_all(tab: TabSpec, values: dict[str, object]) -> list[object]:
+    """Plot and table of every figure of tab for values (validated here), in figure order."""
+    out: list[object] = []
+    for fig in tab.figures:
+        out += list(_handler(fig, tab)(*[values[p] for p in fig.params]))
+    return out
+
+
+def _reset_handler(tab: TabSpec):
+    def handle() -> list[object]:
+        d = tab.defaults()
+        ups = [gr.update(value=d[c.name], maximum=tab.control(c.max_from).value)
+               if isinstance(c, Slider) and c.max_from else gr.update(value=d[c.name])
+               for c in tab.controls]
+        return [*ups, *draw_all(tab, d)]
+
+    return handle
+
+
+def _link_handler(tab: TabSpec):
+    from urllib.parse import urlsplit
+
+    from tabs.share import link_query
+
+    def handle(*values: object, request: gr.Request) -> dict:
+        query = link_query(tab, dict(zip([c.name for c in tab.controls], values, strict=True)))
+        page = request.headers.get("referer") or str(request.url)
+        base = urlsplit(page)._replace(query="", fragment="").geturl()
+        return gr.update(value=f"{base}?{query}", visible=True)
+
+    return handle
+
+
+def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> BuiltTab:
     """Lay out the lesson, controls, figures and metrics inside the current gr.Tab.
 
     Figures are drawn when the tab opens (its select event, or `opens_with.load` for the tab
@@ -178,6 +222,12 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> None:
         with gr.Column(scale=1, min_width=300):
             for c in tab.controls:
                 comps[c.name] = _component(c, tab)
+            with gr.Row():
+                reset = gr.Button("Reset to defaults", size="sm", elem_id=f"{tab.id}-reset")
+                link = gr.Button("Link to this view", size="sm", elem_id=f"{tab.id}-link")
+            link_box = gr.Textbox(label="Link to this view (copy it)", visible=False,
+                                  interactive=False, buttons=["copy"],
+                                  elem_id=f"{tab.id}-link-box")
             if tab.run is not None:
                 with gr.Row():
                     go = gr.Button(tab.run.button, variant="primary", elem_id=f"{tab.id}-go")
@@ -213,6 +263,11 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> None:
                             elem_classes=["figure-title"])
                 run_live = gr.Markdown("Measured when you generate.",
                                        elem_id=f"{tab.run.name}-live")
+    flat = [x for f in tab.figures for x in outputs[f.name]]
+    reset.click(_reset_handler(tab), None, [*comps.values(), *flat], api_visibility="private",
+                concurrency_limit=2, concurrency_id="figures", show_progress="minimal")
+    link.click(_link_handler(tab), list(comps.values()), [link_box], api_visibility="private",
+               preprocess=False, queue=False)
     if tab.run is not None:
         _build_run(tab.run, tab, comps, outputs, run_text, run_live, go, stop)
         if on_open:
@@ -257,6 +312,7 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> None:
                 api_visibility="private",
                 **options,
             )
+    return BuiltTab(tab, comps, outputs, run_text if tab.run is not None else None)
 
 
 def _link_maxima(tab: TabSpec, comps: dict) -> dict[str, tuple[str, object]]:

@@ -101,3 +101,32 @@ def test_typed_prompt_streams_text_and_figures(page, app_url, tab):
     changed = [f.name for f in tab.figures if _img(page, f.name).get_attribute("src")
                != before[f.name]]
     assert changed, "no figure changed after Generate"
+
+
+def test_share_links_open_the_tab_with_those_values(page, app_url):
+    """For every tab, its link with the hero at its demo value opens that tab and draws the
+    hero's figure exactly as a direct render with that value."""
+    from tabs.share import link_query
+
+    for tab in REGISTRY:
+        hero = tab.hero
+        value = int(hero.demo) if hero.integer else hero.demo
+        fig = next(f for f in tab.figures if hero.name in f.params)
+        want = render_png(render(fig, tab, {hero.name: value}).figure)
+        want_src = "data:image/png;base64," + base64.b64encode(want).decode()
+        page.goto(f"{app_url}?{link_query(tab, {hero.name: value})}")
+        page.wait_for_function(
+            "([sel, want]) => { const i = document.querySelector(sel); return i && i.src === want; }",
+            arg=[f"#{fig.name}-plot [data-testid=matplotlib] img", want_src],
+            timeout=60_000,
+        )
+        box = page.locator(f"#{tab.id}-{hero.name} input[type=number]")
+        assert float(box.input_value()) == value, tab.id
+
+
+def test_a_bad_link_shows_a_note_not_an_error_page(page, app_url):
+    page.goto(f"{app_url}?tab=no_such_tab&x=1")
+    note = page.locator("#share-note")
+    note.get_by_text("There is no tab").wait_for(timeout=30_000)
+    first = REGISTRY[0].figures[0]
+    _img(page, first.name).wait_for(state="visible", timeout=60_000)
