@@ -1,0 +1,140 @@
+"""Claims of assets/lessons/prefix.md, computed on the tab's own engine runs.
+
+Every preset is served by a real Engine (tabs.prefix.common: the cached prompt, then the
+request, safe and with check_groups=False, against a cold HybridLM.forward); reuse is checked
+against the reuse rule (core.prefix.rule.usable_blocks) and page counts against the dimensions.
+"""
+
+from __future__ import annotations
+
+from core.dims import K3, k3_group_blocks
+from core.paging.pool import PageKind
+from core.prefix.rule import usable_blocks
+from core.serve.scenarios import CACHED, REQUEST
+from core.tolerances import FP32_DECODE_MAX_ABS
+from tabs.model.common import dims
+from tabs.prefix import TAB
+from tabs.prefix.common import base, runs, sweep
+from tests.lessons.registry import claim
+
+LESSON = "prefix"
+
+
+def k_default() -> int:
+    return int(TAB.defaults()["checkpoint_every"])
+
+
+def k_demo() -> int:
+    return int(TAB.control("checkpoint_every").demo)
+
+
+def shared_blocks(P: int) -> int:
+    """Full blocks REQUEST shares with CACHED, counted byte by byte."""
+    n = next(i for i, (a, b) in enumerate(zip(REQUEST, CACHED, strict=False)) if a != b)
+    return n // P
+
+
+@claim(LESSON, "every full block of {P} tokens")
+def block_size() -> dict[str, object]:
+    eng = base(k_default())
+    assert eng.cache.P == eng.P == eng.pool.page_bytes // dims().mla_bytes_per_token
+    return {"P": eng.P}
+
+
+@claim(LESSON, "all {n} KDA layers at one block boundary")
+def group_layers() -> dict[str, object]:
+    groups = list(base(k_default()).cache.groups.values())
+    assert groups and all(len(g.layers) == dims().n_kda and g.complete for g in groups)
+    return {"n": dims().n_kda}
+
+
+@claim(LESSON, "the hit preset matches {m} blocks; how many can it reuse with a group every {k} "
+               "blocks? Groups are what cost memory: one is {g} pages, a block of latents only "
+               "{b}")
+def predict_and_cost() -> dict[str, object]:
+    r, pt = runs(k_default())["hit"], sweep().point(1)
+    assert r.lookup.stage1_blocks == shared_blocks(r.block_tokens)
+    d = dims()
+    per_group = pt.group_pages // pt.groups
+    assert per_group * pt.groups == pt.group_pages
+    geo_pages = d.n_kda * 3  # 2 pages of S (4 heads, 2 per page) + 1 conv page per KDA layer
+    assert per_group == geo_pages
+    per_block = pt.block_pages // (len(CACHED) // r.block_tokens)
+    assert per_block == d.n_mla
+    return {"m": r.lookup.stage1_blocks, "k": k_demo(), "g": per_group, "b": per_block}
+
+
+@claim(LESSON, "trusting it anyway moves the logits by {d:.4f}, silently")
+def partial_unsafe() -> dict[str, object]:
+    r = runs(k_default())["partial"]
+    assert r.max_abs_safe <= FP32_DECODE_MAX_ABS < r.max_abs_unsafe
+    assert r.unsafe_reused_tokens > r.reused_tokens
+    return {"d": r.max_abs_unsafe}
+
+
+# ---- instructor notes ------------------------------------------------------------------------
+
+@claim(LESSON, "stage 1 matches {m} blocks, stage 2 resumes at block {b}, {r} of the request's "
+               "{n} tokens are reused and {c} computed. With a group every {k} blocks it resumes "
+               "at block {b3} ({r3} tokens)")
+def hit_defaults() -> dict[str, object]:
+    r, r3 = runs(k_default())["hit"], runs(k_demo())["hit"]
+    P = r.block_tokens
+    for x, k in ((r, k_default()), (r3, k_demo())):
+        assert x.lookup.boundary_blocks == usable_blocks(x.lookup.stage1_blocks,
+                                                         x.request_tokens, P, k)
+        assert x.reused_tokens == x.lookup.boundary_blocks * P
+        assert x.reused_tokens + x.computed_tokens == x.request_tokens
+    return {"m": r.lookup.stage1_blocks, "b": r.lookup.boundary_blocks, "r": r.reused_tokens,
+            "n": r.request_tokens, "c": r.computed_tokens, "k": k_demo(),
+            "b3": r3.lookup.boundary_blocks, "r3": r3.reused_tokens}
+
+
+@claim(LESSON, "*miss* computes all {n} tokens. *fallback* evicts {e} cache entries, least "
+               "recently used first, before the group it needed is gone, and resumes at block "
+               "{fb}. *partial* resumes at block {pb} too; with check_groups=False it reuses "
+               "{ur} tokens and its last logits differ from a cold run by {d:.4f}, against a "
+               "tolerance of {tol:.4f} that every safe lookup meets")
+def other_presets() -> dict[str, object]:
+    rs = runs(k_default())
+    miss, fb, pa = rs["miss"], rs["fallback"], rs["partial"]
+    assert miss.reused_tokens == 0 and miss.computed_tokens == miss.request_tokens
+    assert fb.lookup.boundary_blocks < rs["hit"].lookup.boundary_blocks
+    assert fb.group_pages < rs["hit"].group_pages  # eviction freed whole groups
+    assert pa.lookup.boundary_blocks == fb.lookup.boundary_blocks
+    assert pa.unsafe.boundary_blocks == rs["hit"].lookup.boundary_blocks
+    assert all(r.max_abs_safe <= FP32_DECODE_MAX_ABS for r in rs.values())
+    return {"n": miss.computed_tokens, "e": fb.evicted_entries, "fb": fb.lookup.boundary_blocks,
+            "pb": pa.lookup.boundary_blocks, "ur": pa.unsafe_reused_tokens,
+            "d": pa.max_abs_unsafe, "tol": FP32_DECODE_MAX_ABS}
+
+
+@claim(LESSON, "Reuse comes in steps of {P} × k tokens. Over {probes} probes the mean reusable "
+               "prefix falls from {m1:.1f} tokens at k = {k1} to {m3:.1f} at k = {k3}, while the "
+               "groups' pages fall from {g1} to {g3}. At k = {k1} groups hold {share:.0%} of the "
+               "cache's pages")
+def spacing() -> dict[str, object]:
+    sw = sweep()
+    p1, p3 = sw.point(1), sw.point(k_demo())
+    for p in sw.points:
+        want = [usable_blocks(m // sw.block_tokens, s + 1, sw.block_tokens,
+                              p.checkpoint_every) * sw.block_tokens
+                for m, s in zip(p.matched, sw.shared, strict=True)]  # probe: s shared + 1 byte
+        assert list(p.reusable) == want
+    assert p1.mean_reusable > p3.mean_reusable and p1.group_pages > p3.group_pages
+    held = base(1).cache.held_pages()
+    assert held[PageKind.KDA_STATE] == p1.group_pages and held[PageKind.MLA_KV] == p1.block_pages
+    return {"P": sw.block_tokens, "probes": len(sw.shared), "m1": p1.mean_reusable, "k1": 1,
+            "m3": p3.mean_reusable, "k3": k_demo(), "g1": p1.group_pages, "g3": p3.group_pages,
+            "share": p1.group_pages / (p1.group_pages + p1.block_pages)}
+
+
+@claim(LESSON, "weighs as much as {x:.1f} blocks of {P} tokens of latents")
+def k3_group() -> dict[str, object]:
+    P = 512
+    x = k3_group_blocks(P)
+    group = K3.n_kda * (K3.kda_state_bytes + K3.kda_conv_bytes)
+    assert x == group / (K3.n_mla * K3.mla_bytes_per_token * P)
+    toy = sweep().point(1)
+    assert x > (toy.group_pages / toy.groups) / dims().n_mla  # "even more" than the toy's ratio
+    return {"x": x, "P": P}
