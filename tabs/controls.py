@@ -10,8 +10,9 @@ from core.errors import ParamError, check_choice, check_float, check_int
 @dataclass(frozen=True)
 class Slider:
     """A numeric control. `demo` is a second value the browser test moves the slider to.
-    `max_from` names another slider whose value is this one's maximum (accepted <= drafted):
-    the UI moves this slider down with it, visibly, before redrawing."""
+    `max_from` names another slider whose value plus `max_offset` is this one's maximum
+    (accepted <= drafted; top-k <= slots - 1): the UI moves this slider down with it, visibly,
+    before redrawing."""
 
     name: str
     label: str
@@ -23,6 +24,11 @@ class Slider:
     info: str = ""
     demo: float | None = None
     max_from: str | None = None
+    max_offset: int = 0
+
+    def max_given(self, source: float) -> float:
+        """This slider's maximum when its max_from source is at `source`."""
+        return min(self.maximum, source + self.max_offset)
 
     def validate(self, value: object) -> int | float:
         if self.integer:

@@ -19,17 +19,20 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown,
     texts = [b.run_text for b in built if b.run_text is not None]
 
     def restore(request: gr.Request) -> list[object]:
-        r = parse_query(dict(request.query_params))
-        out: list[object] = [gr.Tabs(selected=r.tab.id),
+        query = dict(request.query_params)
+        r = parse_query(query)
+        linked = "tab" in query  # else leave the page alone: a click may already be on its way
+        out: list[object] = [gr.Tabs(selected=r.tab.id) if linked else gr.skip(),
                              gr.update(value="This link could not be followed exactly:\n"
                                        + "\n".join(f"- {n}" for n in r.notes),
                                        visible=bool(r.notes)), r.tab.id]
         for b in built:
             for c in b.tab.controls:
-                if b.tab is not r.tab:
+                if b.tab is not r.tab or c.name not in query:
                     out.append(gr.skip())
                 elif isinstance(c, Slider) and c.max_from:
-                    out.append(gr.update(value=r.values[c.name], maximum=r.values[c.max_from]))
+                    out.append(gr.update(value=r.values[c.name],
+                                         maximum=c.max_given(r.values[c.max_from])))
                 else:
                     out.append(gr.update(value=r.values[c.name]))
         return out

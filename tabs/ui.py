@@ -33,7 +33,7 @@ def _component(c: Control, tab: TabSpec) -> gr.components.Component:
         linked = tab.control(c.max_from).value if c.max_from else None
         return gr.Slider(
             minimum=c.minimum,
-            maximum=c.maximum if linked is None else linked,
+            maximum=c.maximum if linked is None else c.max_given(linked),
             value=c.value,
             step=c.step,
             precision=0 if c.integer else None,
@@ -183,7 +183,7 @@ def draw_all(tab: TabSpec, values: dict[str, object]) -> list[object]:
 def _reset_handler(tab: TabSpec):
     def handle() -> list[object]:
         d = tab.defaults()
-        ups = [gr.update(value=d[c.name], maximum=tab.control(c.max_from).value)
+        ups = [gr.update(value=d[c.name], maximum=c.max_given(d[c.max_from]))
                if isinstance(c, Slider) and c.max_from else gr.update(value=d[c.name])
                for c in tab.controls]
         return [*ups, *draw_all(tab, d)]
@@ -315,6 +315,14 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> BuiltTab:
     return BuiltTab(tab, comps, outputs, run_text if tab.run is not None else None)
 
 
+def _follower(c: Slider):
+    def follow(v: float, cur: float) -> gr.Slider:
+        top = c.max_given(v)
+        return gr.Slider(maximum=top, value=min(cur, top))
+
+    return follow
+
+
 def _link_maxima(tab: TabSpec, comps: dict) -> dict[str, tuple[str, object]]:
     """For each slider with max_from: on release of the source, set this slider's maximum to the
     source's value and move it down to it if above. Returns {source: (dependent, event)}."""
@@ -323,11 +331,8 @@ def _link_maxima(tab: TabSpec, comps: dict) -> dict[str, tuple[str, object]]:
         if isinstance(c, Slider) and c.max_from is not None:
             src, dep = comps[c.max_from], comps[c.name]
 
-            def follow(v, cur):
-                return gr.Slider(maximum=v, value=min(cur, v))
-
             event = src.release(
-                follow,
+                _follower(c),
                 inputs=[src, dep],
                 outputs=[dep],
                 queue=False,

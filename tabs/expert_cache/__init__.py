@@ -18,7 +18,8 @@ TAB = TabSpec(
     controls=(
         SLOTS,
         Choice("scenario", "Scenario", SCENARIOS, "prefetch then consume", demo="reset window"),
-        Slider("topk", "Top-k (experts per token)", 1, MAX_TOPK, 4, demo=2),
+        Slider("topk", "Top-k (experts per token)", 1, MAX_TOPK, 4, demo=2, max_from="slots",
+               max_offset=-1, info="At most slots - 1: follows the slots slider."),
         Slider("schedule", "Schedule length (tokens after the probe)", 4, 24, 12, demo=16),
         Slider("seed", "Routing seed", 0, 99, 0, demo=7),
     ),

@@ -57,27 +57,31 @@ LINKED = [(t, c) for t in REGISTRY for c in t.controls if isinstance(c, Slider) 
 
 @pytest.mark.parametrize(("tab", "dep"), LINKED, ids=[f"{t.id}-{c.name}" for t, c in LINKED])
 def test_linked_slider_follows_its_maximum_then_figures_redraw(page, app_url, tab, dep):
-    """Dropping the source below the dependent slider moves the dependent down (visibly) and the
-    figures redraw with both new values (a stale pair would be refused and never drawn)."""
+    """Raise the dependent slider to its highest value, then drop the source to its minimum:
+    the dependent moves down (visibly) and the figures redraw with both new values (a stale
+    pair would be refused and never drawn)."""
     src = tab.control(dep.max_from)
-    low = int(src.minimum)
-    assert low < dep.value, "the test needs the source's minimum below the dependent's default"
+    high, low = int(dep.max_given(src.value)), int(src.minimum)
+    top = int(dep.max_given(low))
+    assert top < high, "the test needs the source's minimum to push the dependent down"
     page.goto(app_url)
     page.get_by_role("tab", name=tab.title).click()
     fig = next(f for f in tab.figures if {src.name, dep.name} <= set(f.params))
     _img(page, fig.name).wait_for(state="visible", timeout=30_000)
+    dep_box = page.locator(f"#{tab.id}-{dep.name} input[type=number]")
+    dep_box.fill(str(high))
+    dep_box.blur()
     box = page.locator(f"#{tab.id}-{src.name} input[type=number]")
     box.fill(str(low))
     box.blur()
-    want = render_png(render(fig, tab, {src.name: low, dep.name: low}).figure)
+    want = render_png(render(fig, tab, {src.name: low, dep.name: top}).figure)
     want_src = "data:image/png;base64," + base64.b64encode(want).decode()
     page.wait_for_function(
         "([sel, want]) => { const i = document.querySelector(sel); return i && i.src === want; }",
         arg=[f"#{fig.name}-plot [data-testid=matplotlib] img", want_src],
         timeout=30_000,
     )
-    dep_box = page.locator(f"#{tab.id}-{dep.name} input[type=number]")
-    assert float(dep_box.input_value()) == low
+    assert float(dep_box.input_value()) == top
 
 
 RUN_TABS = [t for t in REGISTRY if t.run is not None]
