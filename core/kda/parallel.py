@@ -98,8 +98,9 @@ def cp_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tenso
     states = merge_states(Ms, locals_, initial_state)
     outs = [kda_chunked(*(t[:, a:b] for t in (q, k, v, g, beta)), scale=scale,
                         initial_state=states[j])[0] for j, (a, b) in enumerate(bounds)]
-    return CPPrefill(bounds, tuple(Ms), tuple(locals_), tuple(states[:-1]), states[-1],
-                     torch.cat(outs, 1))
+    return CPPrefill(bounds=bounds, transitions=tuple(Ms), local_states=tuple(locals_),
+                     incoming=tuple(states[:-1]), final_state=states[-1],
+                     outputs=torch.cat(outs, 1))
 
 
 # ---- communication volume ----------------------------------------------------------------------
@@ -130,15 +131,18 @@ class CPGeometry:
 
 def toy_cp(dims: ModelDims) -> CPGeometry:
     """The tiny model: fp32 everywhere."""
-    return CPGeometry("toy", dims.kda_heads, dims.kda_head_dim, dims.kda_head_dim,
-                      dims.conv_size, dims.bytes_per_param, dims.mla_bytes_per_token,
-                      dims.n_kda, dims.n_mla)
+    return CPGeometry(name="toy", kda_heads=dims.kda_heads, d_k=dims.kda_head_dim,
+                      d_v=dims.kda_head_dim, conv_size=dims.conv_size,
+                      act_bytes=dims.bytes_per_param,
+                      mla_bytes_per_token=dims.mla_bytes_per_token, n_kda=dims.n_kda,
+                      n_mla=dims.n_mla)
 
 
 def k3_cp() -> CPGeometry:
     """Kimi K3: bf16 activations and MLA latents (1,152 B per token), fp32 S and M."""
-    return CPGeometry("K3", K3.kda_heads, K3.kda_head_dim, K3.kda_head_dim, K3.conv_size,
-                      K3.bytes_per_param, K3.mla_bytes_per_token, K3.n_kda, K3.n_mla)
+    return CPGeometry(name="K3", kda_heads=K3.kda_heads, d_k=K3.kda_head_dim,
+                      d_v=K3.kda_head_dim, conv_size=K3.conv_size, act_bytes=K3.bytes_per_param,
+                      mla_bytes_per_token=K3.mla_bytes_per_token, n_kda=K3.n_kda, n_mla=K3.n_mla)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,5 +206,6 @@ def cp_sweep(geo: CPGeometry, ranks: int, tokens: tuple[int, ...] | list[int]) -
     if not tokens:
         raise ParamError("tokens must list at least one sequence length")
     points = tuple(cp_volume(geo, t, ranks) for t in tokens)
-    return CPSweep(geo, ranks, points, cp_crossover(geo, ranks),
-                   cp_crossover(geo, ranks, whole_model=True))
+    return CPSweep(geometry=geo, ranks=ranks, points=points,
+                   crossover=cp_crossover(geo, ranks),
+                   model_crossover=cp_crossover(geo, ranks, whole_model=True))

@@ -82,7 +82,8 @@ def compare_decoding(model: HybridLM, prompt: bytes, n_new: int, draft_len: int,
         if spec is None or s.decode_seconds < spec.decode_seconds:
             spec = s
     assert plain is not None and spec is not None
-    return SpecComparison(prompt, n_new, draft_len, plain, spec, repeat)
+    return SpecComparison(prompt=prompt, n_new=n_new, draft_len=draft_len, plain=plain,
+                          spec=spec, repeat=repeat)
 
 
 def gamma_sweep(model: HybridLM, kind: str, gammas: Sequence[int] = tuple(range(1, 9)),

@@ -82,6 +82,7 @@ class VerifyStep:
     replayed: int  # positions replayed per KDA layer (0: the whole window was kept)
     replay_bytes: int  # held for rollback, every KDA layer: raw inputs + pre-conv rows
     snapshot_bytes: int  # what a per-position snapshot of S + conv tail would have held
+    replay_moved: int  # the rollback's traffic: S read + S written + replayed raw inputs read
     pages_grown: int  # MLA pages allocated for the window's latents
     pages_released: int  # MLA pages past the accepted length returned to the pool
     loads: ExpertLoads

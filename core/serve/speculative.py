@@ -62,7 +62,7 @@ class LoadLog:
     def attribute(self, since: int, routing: tuple[Routing, ...], accepted: int) -> ExpertLoads:
         """Misses after `since`, by the first window position whose top-k held the expert."""
         if self.cache is None:
-            return ExpertLoads(0, 0, 0)
+            return ExpertLoads(committed=0, accepted_drafts=0, rejected_drafts=0)
         ev = self.cache.events(since)
         if ev:
             self.seen = ev[-1].seq
@@ -78,7 +78,8 @@ class LoadLog:
             if e.op == "miss" and 0 <= e.layer < len(owners) and e.expert in owners[e.layer]:
                 pos = owners[e.layer][e.expert]
                 counts[0 if pos == 0 else 1 if pos <= accepted else 2] += 1
-        return ExpertLoads(*counts)
+        return ExpertLoads(committed=counts[0], accepted_drafts=counts[1],
+                           rejected_drafts=counts[2])
 
 
 def speculate(req: _Request, logits: torch.Tensor, n_new: int, gamma: int
@@ -117,7 +118,7 @@ def speculate(req: _Request, logits: torch.Tensor, n_new: int, gamma: int
         emitted = (*drafts[:n], greedy[n])
         if drafts and eng.adaptive_drafts:
             budget = min(gamma, budget + 2) if n == len(drafts) else max(1, budget - 1)
-        held = _rollback_bytes(state, win)
+        held = _rollback_bytes(state, win, n + 1 if n < len(drafts) else 0)
         replayed = commit(state, win, n + 1)
         seq.store(state)
         req.tokens.extend(window[: n + 1])
@@ -130,6 +131,7 @@ def speculate(req: _Request, logits: torch.Tensor, n_new: int, gamma: int
         yield VerifyStep(
             index=index, start=start, window=tuple(window), drafted=len(drafts), accepted=n,
             emitted=emitted, replayed=replayed, replay_bytes=held[0], snapshot_bytes=held[1],
+            replay_moved=held[2],
             pages_grown=grown, pages_released=released, loads=step_loads,
             draft_seconds=t1 - t0, verify_seconds=t2 - t1, commit_seconds=t3 - t2,
             length=seq.length, pages=req.usage())
@@ -146,16 +148,20 @@ def _drafts(proposal: object, m: int, vocab: int) -> list[int]:
     return ids
 
 
-def _rollback_bytes(state: DecodeState, win: Window) -> tuple[int, int]:
-    """(replay: raw inputs + pre-conv rows held, snapshot: S + conv tail per position), summed
-    over the KDA layers, for the window's positions."""
-    replay = snapshot = 0
+def _rollback_bytes(state: DecodeState, win: Window, replayed: int) -> tuple[int, int, int]:
+    """Summed over the KDA layers (state: the committed one, before commit):
+    held by replay (raw inputs + pre-conv rows of the window's positions), held by snapshots
+    (S + conv tail per position), moved by this rollback (the committed S read and the new S
+    written, plus the replayed positions' raw inputs read; 0 when the window was kept whole)."""
+    replay = snapshot = moved = 0
     for s, rec in zip(state.layers, win.layers, strict=True):
         if isinstance(s, KDAState) and isinstance(rec, KDAWindow) and rec.drafts is not None:
             replay += rec.replay_bytes
-            per = s.S.numel() * s.S.element_size() + s.conv.numel() * s.conv.element_size()
-            snapshot += win.size * per
-    return replay, snapshot
+            S = s.S.numel() * s.S.element_size()
+            snapshot += win.size * (S + s.conv.numel() * s.conv.element_size())
+            if replayed:
+                moved += 2 * S + replayed * rec.replay_bytes // win.size
+    return replay, snapshot, moved
 
 
 def summarize(steps: list[VerifyStep] | tuple[VerifyStep, ...], draft_len: int) -> SpecSummary:
@@ -164,7 +170,7 @@ def summarize(steps: list[VerifyStep] | tuple[VerifyStep, ...], draft_len: int) 
         accepted=sum(s.accepted for s in steps), replayed=sum(s.replayed for s in steps),
         replay_bytes=sum(s.replay_bytes for s in steps),
         snapshot_bytes=sum(s.snapshot_bytes for s in steps),
-        loads=ExpertLoads(sum(s.loads.committed for s in steps),
-                          sum(s.loads.accepted_drafts for s in steps),
-                          sum(s.loads.rejected_drafts for s in steps)),
+        loads=ExpertLoads(committed=sum(s.loads.committed for s in steps),
+                          accepted_drafts=sum(s.loads.accepted_drafts for s in steps),
+                          rejected_drafts=sum(s.loads.rejected_drafts for s in steps)),
         decode_seconds=sum(s.seconds for s in steps))

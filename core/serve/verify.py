@@ -2,8 +2,9 @@
 
 `verify_window(model, tokens, state)` feeds T tokens (the pending token and T - 1 drafts) from
 a DecodeState and returns logits [T, V] whose row t is, BIT FOR BIT, what T calls of
-HybridLM.step give at position t. Batching over the window is only used where the bits
-provably do not depend on it; everything else runs per position with the step's own shapes:
+HybridLM.step give at position t. A one-token window IS HybridLM.step (on a copy of the state).
+For T > 1, batching over the window is only used where the bits do not depend on it;
+everything else runs per position with the step's own shapes:
   linear  torch's CPU matmul takes a different kernel at M = 1 rows (the step) than at M > 1, so
           a [T, D] x [D, N] projection runs as a bmm of T single-row products (torch's bmm
           calls the M = 1 mm per batch entry when D N >= BMM_NAIVE; below that, per row)
@@ -13,9 +14,10 @@ provably do not depend on it; everything else runs per position with the step's 
           recurrence (kda_step per position) run per position
   MLA     each position attends with MLA._attend itself over the keys it sees (the step rebuilds
           K and V from the latents with an S-row matmul whose bits depend on S)
-  MoE     the window is routed at once (row-wise softmax and top-k), each expert is fetched
-          once for all positions, and each position adds its experts in its own top-k order
-          (the step's index_add order)
+  MoE     the window is routed at once (row-wise softmax and top-k); resident experts run as
+          one bmm per matrix over every (position, slot) pair, streamed experts are fetched once
+          each for the positions that chose them; each position adds its experts in its own
+          top-k order (the step's index_add order)
 Row-wise norms (RMSNorm, L2 normalisation), softmax over experts and exact ops (+, *, /, sqrt)
 are batched. The tests pin the identity (tests/core/serve/test_verify.py). With a selection
 policy (cache-aware routing) the window is routed on one residency snapshot, which sequential
@@ -39,7 +41,7 @@ import torch.nn.functional as F
 
 from core.errors import ParamError
 from core.kda import kda_gate, kda_step
-from core.model.experts import ExpertProvider
+from core.model.experts import AllResident, ExpertProvider
 from core.model.layers import KDA, MLA, KDAState, MLAState
 from core.model.model import DecodeState, HybridLM
 from core.model.moe import MoE, Routing, visit_order
@@ -67,6 +69,14 @@ def _linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     else:
         y = torch.cat([F.linear(rows[i : i + 1], w) for i in range(M)])  # [M, N]
     return y.reshape(*x.shape[:-1], N)
+
+
+def _each(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Row i of x [M, D] times its own w[i] [N, D], each as the step's M = 1 product: [M, N]."""
+    D, N = x.shape[1], w.shape[1]
+    if D * N >= BMM_NAIVE:
+        return torch.bmm(x.unsqueeze(1), w.transpose(1, 2)).squeeze(1)
+    return torch.cat([F.linear(x[i : i + 1], w[i]) for i in range(x.shape[0])])
 
 
 def _per_position(fn: Callable[..., object], *xs: torch.Tensor, dim: int = 1) -> object:
@@ -154,7 +164,8 @@ def verify_window(model: HybridLM, tokens: list[int] | tuple[int, ...], state: D
         routing.append(r)
         x = x + y
     logits = _linear(model.norm(x), model.lm_head.weight)[0]  # [T, V]
-    return Window(tuple(tokens), logits, tuple(layers), tuple(routing))
+    return Window(tokens=tuple(tokens), logits=logits, layers=tuple(layers),
+                  routing=tuple(routing))
 
 
 def _one(model: HybridLM, token: int, state: DecodeState, provider: ExpertProvider) -> Window:
@@ -164,9 +175,9 @@ def _one(model: HybridLM, token: int, state: DecodeState, provider: ExpertProvid
               for s in state.layers]
     copy = DecodeState(layers, state.pos, [list(state.tokens[0])])
     out = model.step(torch.tensor([token]), copy, provider)
-    recs = tuple(KDAWindow(s.S, s.conv, None, None) if isinstance(s, KDAState)
-                 else s.latent[:, -1:] for s in copy.layers)
-    return Window((token,), out.logits, recs, out.routing)
+    recs = tuple(KDAWindow(last_state=s.S, last_conv=s.conv, drafts=None, conv_rows=None)
+                 if isinstance(s, KDAState) else s.latent[:, -1:] for s in copy.layers)
+    return Window(tokens=(token,), logits=out.logits, layers=recs, routing=out.routing)
 
 
 def _kda(m: KDA, x: torch.Tensor, st: KDAState) -> tuple[torch.Tensor, KDAWindow]:
@@ -191,7 +202,8 @@ def _kda(m: KDA, x: torch.Tensor, st: KDAState) -> tuple[torch.Tensor, KDAWindow
     o = torch.stack(outs, 1)  # [1, T, H, V]
     gate = _act(torch.sigmoid, _linear(_linear(x, m.g_down.weight), m.g_up.weight), C)
     y = _linear(m.o_norm(o).reshape(1, T, -1) * gate, m.o_proj.weight)  # [1, T, D]
-    return y, KDAWindow(S, padded[:, T:], DraftProjections(q, k, v, g, beta), raw)
+    return y, KDAWindow(last_state=S, last_conv=padded[:, T:],
+                        drafts=DraftProjections(q, k, v, g, beta), conv_rows=raw)
 
 
 def _mla(m: MLA, x: torch.Tensor, st: MLAState) -> tuple[torch.Tensor, torch.Tensor]:
@@ -225,13 +237,22 @@ def _moe(moe: MoE, x: torch.Tensor, provider: ExpertProvider) -> tuple[torch.Ten
 
     out = ffn(flat, moe.shared_w1.weight, moe.shared_w2.weight, moe.shared_w3.weight,
               d.shared_inner)  # [T, D]
-    ys = flat.new_zeros(d.top_k, T, D)  # [k, T, D]: slot j of every position
-    for e, (w1, w2, w3) in provider.experts(layer, r.order):
-        rows, slot = (ids == e).nonzero(as_tuple=True)
-        ys[slot, rows] = ffn(flat[rows], w1, w2, w3, d.expert_inner) * weights[rows, slot, None]
+    k = d.top_k
+    if type(provider) is AllResident:  # every (position, slot) pair in one bmm per matrix
+        w1s, w2s, w3s = provider.stacks[layer]
+        pairs = ids.reshape(-1)  # [T k]: pair t k + j is position t's slot j
+        xp = flat.repeat_interleave(k, 0)  # [T k, D]
+        h = _act(F.silu, _each(xp, w1s[pairs]), d.expert_inner, dim=0) * _each(xp, w3s[pairs])
+        ys = _each(h, w2s[pairs]).view(T, k, D) * weights[..., None]  # [T, k, D]
+    else:  # streamed: each expert once, for the positions that chose it
+        ys = flat.new_zeros(T, k, D)
+        for e, (w1, w2, w3) in provider.experts(layer, r.order):
+            rows, slot = (ids == e).nonzero(as_tuple=True)
+            y = ffn(flat[rows], w1, w2, w3, d.expert_inner)  # [n, D]
+            ys[rows, slot] = y * weights[rows, slot, None]
     provider.consumed(layer, r)
-    for j in range(d.top_k):  # the step adds slot 0, then slot 1, ... (its visit order)
-        out = out + ys[j]
+    for j in range(k):  # the step adds slot 0, then slot 1, ... (its visit order)
+        out = out + ys[:, j]
     return out.view(1, T, D), r
 
 

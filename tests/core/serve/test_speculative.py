@@ -144,6 +144,8 @@ class TestOracleDrafts:
             assert s.replay_bytes == d.n_kda * T * (c.raw_bytes_per_step + row)
             assert s.snapshot_bytes == d.n_kda * T * (c.snapshot_bytes_per_step
                                                       + (d.conv_size - 1) * row)
+            per = 2 * c.snapshot_bytes_per_step + s.replayed * (c.raw_bytes_per_step + row)
+            assert s.replay_moved == (d.n_kda * per if s.replayed else 0)
             assert s.snapshot_bytes > 5 * s.replay_bytes
 
 
@@ -180,6 +182,18 @@ def test_expert_loads_are_charged_to_positions(shipped):
                 assert getattr(out.spec.loads, empty) == 0
             else:
                 assert out.spec.loads.rejected_drafts > 0
+
+
+def test_the_prefix_cache_holds_only_committed_work(shipped):
+    """Decode never publishes: after rejected drafts the cache is what plain greedy leaves."""
+    prompt = (b"def area(r):\n    return 3.14 * r * r\n\n" * 6)[:200]
+    held = []
+    for gamma in (0, 8):
+        eng = Engine(shipped, pool_pages=120)
+        out = eng.generate(prompt, 20, draft_len=gamma)
+        assert gamma == 0 or out.spec.drafted > out.spec.accepted  # something was rolled back
+        held.append((set(eng.cache.blocks), set(eng.cache.groups), eng.pool.num_used))
+    assert held[0] == held[1]
 
 
 def test_stop_midway_returns_every_page(shipped):
