@@ -35,6 +35,16 @@ class LiveSpec:
 
 
 @dataclass(frozen=True)
+class Preset:
+    """A named scenario: one click sets these controls (the rest to defaults) and redraws.
+    `why` is the one line a student reads beside it: what to look for."""
+
+    name: str
+    why: str
+    values: Mapping[str, object]
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """A streamed run behind a button (the Serve tab).
 
@@ -70,6 +80,7 @@ class TabSpec:
     figures: tuple[FigureSpec, ...]
     live: LiveSpec | None = None
     run: RunSpec | None = None
+    presets: tuple[Preset, ...] = ()
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.controls]
@@ -86,6 +97,9 @@ class TabSpec:
             missing = set(self.live.params) - set(names)
             assert not missing, f"live {self.live.name}: params {missing} have no control"
             assert self.live.name not in {f.name for f in self.figures}, "live name is taken"
+        for p in self.presets:  # a preset the controls reject fails at import, never in class
+            validate_all(self.controls, dict(p.values))
+        assert len({p.name for p in self.presets}) == len(self.presets), "duplicate presets"
         if self.run is not None:
             assert self.live is None, f"tab {self.id}: a run tab's live panel is run.live"
             missing = set(self.run.params) - set(names)

@@ -191,6 +191,22 @@ def _reset_handler(tab: TabSpec):
     return handle
 
 
+def _preset_handler(tab: TabSpec):
+    by_name = {p.name: p for p in tab.presets}
+
+    def handle(name: str | None) -> list[object]:
+        preset = by_name.get(name) if isinstance(name, str) else None
+        if preset is None:
+            return [gr.skip()] * (1 + len(tab.controls) + 2 * len(tab.figures))
+        values = {**tab.defaults(), **preset.values}
+        ups = [gr.update(value=values[c.name], maximum=c.max_given(values[c.max_from]))
+               if isinstance(c, Slider) and c.max_from else gr.update(value=values[c.name])
+               for c in tab.controls]
+        return [f"*{preset.why}*", *ups, *draw_all(tab, values)]
+
+    return handle
+
+
 def _link_handler(tab: TabSpec):
     from urllib.parse import urlsplit
 
@@ -220,6 +236,11 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> BuiltTab:
         on_open.append(opens_with.load)
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):
+            if tab.presets:
+                preset = gr.Dropdown([p.name for p in tab.presets], value=None,
+                                     label="Presets: a scenario in one click",
+                                     elem_id=f"{tab.id}-preset")
+                why = gr.Markdown("", elem_id=f"{tab.id}-preset-why")
             for c in tab.controls:
                 comps[c.name] = _component(c, tab)
             with gr.Row():
@@ -266,6 +287,10 @@ def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> BuiltTab:
     flat = [x for f in tab.figures for x in outputs[f.name]]
     reset.click(_reset_handler(tab), None, [*comps.values(), *flat], api_visibility="private",
                 concurrency_limit=2, concurrency_id="figures", show_progress="minimal")
+    if tab.presets:
+        preset.input(_preset_handler(tab), [preset], [why, *comps.values(), *flat],
+                     api_visibility="private", concurrency_limit=2, concurrency_id="figures",
+                     show_progress="minimal")
     link.click(_link_handler(tab), list(comps.values()), [link_box], api_visibility="private",
                preprocess=False, queue=False)
     if tab.run is not None:

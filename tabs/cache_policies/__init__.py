@@ -7,7 +7,7 @@ from tabs.cache_policies.hit_rate_curve import policy_hit_rate_curve
 from tabs.cache_policies.model_curve import policy_model_curve
 from tabs.cache_policies.trace import policy_trace
 from tabs.controls import Slider
-from tabs.spec import FigureSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, TabSpec
 
 PARAMS = ("skew", "persistence", "topk", "n_experts", "tokens", "seed")
 
@@ -32,5 +32,15 @@ TAB = TabSpec(
                    PARAMS),
         FigureSpec("policy_model_curve", "The same policies on the tiny model's real routing",
                    policy_model_curve, ("tokens",)),
+    ),
+    presets=(
+        Preset("Uniform, independent routing", "No skew, no persistence: the online "
+               "policies look alike; only Belady, which sees the future, stands apart.",
+               {"skew": 0.0, "persistence": 0.0}),
+        Preset("Skewed routing", "Some experts are far more popular: frequency (LFU) starts "
+               "to pay.", {"skew": 1.5, "persistence": 0.0}),
+        Preset("Sticky routing", "Consecutive tokens reuse their experts: recency (LRU) "
+               "now beats frequency and comes close to Belady.",
+               {"skew": 0.5, "persistence": 0.9}),
     ),
 )

@@ -8,7 +8,7 @@ from tabs.expert_cache.common import SLOTS
 from tabs.expert_cache.counters import cache_counters
 from tabs.expert_cache.hit_rates import cache_hit_rates
 from tabs.expert_cache.slot_map import cache_slot_map
-from tabs.spec import FigureSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, TabSpec
 
 PARAMS = ("slots", "scenario", "topk", "schedule", "seed")
 
@@ -30,5 +30,16 @@ TAB = TabSpec(
                    cache_counters, PARAMS),
         FigureSpec("cache_hit_rates", "Raw vs aggregate vs exact hit rates",
                    cache_hit_rates, PARAMS),
+    ),
+    presets=(
+        Preset("Prefetched once, used once", "The naive aggregate counts reuse that never "
+               "happened: compare it with the exact counters.",
+               {"scenario": "consume one only"}),
+        Preset("Counters reset mid-flight", "Loads counted in one window, used in the next: "
+               "the naive aggregate goes wrong.", {"scenario": "reset window"}),
+        Preset("A truncated shard", "Short reads publish nothing and claim no bytes.",
+               {"scenario": "truncated shard"}),
+        Preset("Under pressure", "Too few slots: a miss evicts an expert loaded ahead but "
+               "never used.", {"scenario": "pressure", "slots": 5}),
     ),
 )

@@ -7,7 +7,7 @@ from tabs.fleet_ring.bounded import fleet_ring_bounded
 from tabs.fleet_ring.layout import fleet_ring_layout
 from tabs.fleet_ring.removal import fleet_ring_removal
 from tabs.fleet_ring.spread import fleet_ring_spread
-from tabs.spec import FigureSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, TabSpec
 
 RING = ("vnodes", "clusters", "sessions", "seed")
 
@@ -34,5 +34,13 @@ TAB = TabSpec(
                    fleet_ring_removal, RING),
         FigureSpec("fleet_ring_bounded", "Bounded loads: balance against affinity",
                    fleet_ring_bounded, ("vnodes", "clusters", "c", "seed")),
+    ),
+    presets=(
+        Preset("One point per cluster", "No virtual nodes: the arcs, and the loads, are very "
+               "uneven.", {"vnodes": 1}),
+        Preset("Many virtual nodes", "Each cluster at many points: the loads even out, as "
+               "1 over the square root of V predicts.", {"vnodes": 256}),
+        Preset("A tight bound", "Bounded loads with c close to 1: no cluster may carry much "
+               "more than its share; watch the hottest cluster.", {"c": 1.05}),
     ),
 )

@@ -10,7 +10,7 @@ from tabs.fleet_sim.budgets import fleet_sim_budgets
 from tabs.fleet_sim.capacity import fleet_sim_capacity
 from tabs.fleet_sim.common import FAIL_AT, SEED
 from tabs.fleet_sim.timeline import fleet_sim_timeline
-from tabs.spec import FigureSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, TabSpec
 
 FLEET = ("rate", "fail_at", "router", "seed")
 
@@ -40,5 +40,16 @@ TAB = TabSpec(
                    fleet_sim_timeline, FLEET),
         FigureSpec("fleet_sim_bakeoff", "Router bake-off: hit rate vs P95 TTFT, load CV",
                    fleet_sim_bakeoff, FLEET),
+    ),
+    presets=(
+        Preset("Overload, cache-blind", "The highest arrival rate with least-loaded routing: "
+               "watch it saturate even before the failure.",
+               {"rate": 80, "router": "least_loaded"}),
+        Preset("Overload, cache-aware", "The same load routed by the ring: prefix hits cut "
+               "the prefill work; compare its goodput with least-loaded's.",
+               {"rate": 80, "router": "ring"}),
+        Preset("A tiny long-request budget", "Long requests beyond a small budget are "
+               "rejected or queued: watch the short requests' latency.",
+               {"long_budget": 3, "long_burst": 400}),
     ),
 )

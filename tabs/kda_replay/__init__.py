@@ -8,7 +8,7 @@ from tabs.kda_replay.consistency import kda_replay_consistency
 from tabs.kda_replay.cost import kda_replay_cost
 from tabs.kda_replay.principle import kda_replay_principle
 from tabs.kda_replay.rollback import kda_replay_rollback
-from tabs.spec import FigureSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, TabSpec
 
 TAB = TabSpec(
     id="kda_replay",
@@ -53,5 +53,15 @@ TAB = TabSpec(
             kda_replay_rollback,
             ("draft_len",),
         ),
+    ),
+    presets=(
+        Preset("Every draft accepted", "Nothing to roll back: compare what each scheme still "
+               "held for a step that needed none of it.", {"draft_len": 4, "accepted": 4}),
+        Preset("Every draft rejected", "The worst case: only the bonus token is kept; see how "
+               "little replay has to redo.", {"draft_len": 4, "accepted": 0}),
+        Preset("Long drafts", "Many drafts per step: watch snapshot bytes grow with the "
+               "window while replay records stay small.", {"draft_len": 16, "accepted": 8}),
+        Preset("Wide heads", "Head width like a large model's: the state grows as dk x dv, a "
+               "replay record as dk + dv.", {"dk": 128, "dv": 128}),
     ),
 )

@@ -9,7 +9,7 @@ from tabs.model.architecture import model_architecture
 from tabs.model.sample import model_sample
 from tabs.model.training import model_training
 from tabs.model.usage import model_expert_usage
-from tabs.spec import FigureSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, TabSpec
 
 TAB = TabSpec(
     id="model",
@@ -28,5 +28,12 @@ TAB = TabSpec(
         FigureSpec("model_sample", "A greedy sample, tinted by expert",
                    model_sample, ("layer", "domain", "sample_len")),
         FigureSpec("model_training", "Training curve against the baselines", model_training, ()),
+    ),
+    presets=(
+        Preset("The first layer", "How much does a pick say about the domain this early?",
+               {"layer": 0}),
+        Preset("The last layer", "And at the end of the network?", {"layer": 7}),
+        Preset("A records sample", "The domain the sample tints: JSON-like records.",
+               {"domain": "records"}),
     ),
 )

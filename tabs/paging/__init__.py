@@ -8,7 +8,7 @@ from tabs.paging.common import MAX_TOKENS
 from tabs.paging.growth import paging_growth
 from tabs.paging.ledger import paging_ledger
 from tabs.paging.pack import paging_pack
-from tabs.spec import FigureSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, TabSpec
 
 TAB = TabSpec(
     id="paging",
@@ -31,5 +31,13 @@ TAB = TabSpec(
                    paging_pack, ("seq_len", "tokens_per_page", "dtype")),
         FigureSpec("paging_ledger", "The ledger at K3 scale: where MLA overtakes KDA",
                    paging_ledger, ("k3_tokens_per_page",)),
+    ),
+    presets=(
+        Preset("A long sequence", "MLA pages grow with every token while the KDA pages stay "
+               "put.", {"seq_len": 1024}),
+        Preset("Small pages", "Smaller pages waste less of the last one but need more "
+               "entries in the page table.", {"tokens_per_page": 32}),
+        Preset("bfloat16 state", "Half the bytes per head: more heads fit in a page.",
+               {"dtype": "bfloat16"}),
     ),
 )

@@ -9,7 +9,7 @@ from tabs.prefix.live import prefix_time_saved
 from tabs.prefix.lookup import prefix_lookup
 from tabs.prefix.presets import prefix_presets
 from tabs.prefix.spacing import prefix_spacing
-from tabs.spec import FigureSpec, LiveSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, LiveSpec, TabSpec
 
 TAB = TabSpec(
     id="prefix",
@@ -32,4 +32,12 @@ TAB = TabSpec(
     ),
     live=LiveSpec("prefix_time_saved", "Prefill time saved, measured live on this machine",
                   prefix_time_saved, ("checkpoint_every", "preset")),
+    presets=(
+        Preset("Evicted checkpoint", "The newest checkpoint is gone: the lookup backs off to "
+               "an older one.", {"preset": "fallback"}),
+        Preset("Partial checkpoint", "One KDA layer is missing from the group: it must not "
+               "be used.", {"preset": "partial"}),
+        Preset("Sparse checkpoints", "A checkpoint every few blocks: less memory, fewer "
+               "reusable tokens.", {"checkpoint_every": 4}),
+    ),
 )

@@ -9,7 +9,7 @@ from tabs.replay_ring.common import MAX_CAPACITY
 from tabs.replay_ring.equivalence import ring_equivalence
 from tabs.replay_ring.layout import ring_layout
 from tabs.replay_ring.timeline import ring_timeline
-from tabs.spec import FigureSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, TabSpec
 
 SESSION = ("capacity", "draft_len", "accept_rate", "steps", "seed")
 
@@ -35,5 +35,13 @@ TAB = TabSpec(
                    ring_equivalence, (*SESSION, "dtype")),
         FigureSpec("ring_bandwidth", "Bandwidth ledger: bytes written and read",
                    ring_bandwidth, (*SESSION, "dtype")),
+    ),
+    presets=(
+        Preset("Drafts rarely accepted", "Most windows roll back: the ring commits a little "
+               "each step and flushes rarely.", {"accept_rate": 0.1}),
+        Preset("Drafts almost always accepted", "Whole windows commit: watch how quickly the "
+               "ring fills and flushes.", {"accept_rate": 0.95}),
+        Preset("Small ring, long drafts", "Windows nearly as long as the ring: it must flush "
+               "almost every step.", {"capacity": 10, "draft_len": 8}),
     ),
 )

@@ -12,7 +12,7 @@ from tabs.serve.common import (PRESET_PROMPT, close_session, final, live, new_se
 from tabs.serve.drafts import draw_drafts, serve_drafts
 from tabs.serve.experts import draw_experts, serve_experts
 from tabs.serve.memory import draw_memory, serve_memory
-from tabs.spec import FigureSpec, RunSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, RunSpec, TabSpec
 
 PARAMS = ("prompt", "n_new", "draft_len", "capacity", "prefix_cache", "routing")
 _d = dims()
@@ -43,5 +43,18 @@ TAB = TabSpec(
         start=start, final=final, params=PARAMS, text=text, live=live,
         draws={"serve_experts": draw_experts, "serve_memory": draw_memory,
                "serve_drafts": draw_drafts},
+    ),
+    presets=(
+        Preset("Plain greedy decoding", "No drafts: one byte per forward pass; compare the "
+               "expert hit rate with the default.", {"draft_len": 0}),
+        Preset("A tiny expert cache", "The fewest slots the model can run with: almost every "
+               "expert comes from disk.", {"capacity": 3, "draft_len": 0}),
+        Preset("Cache-aware routing", "Prefer resident experts: more hits, and a text that "
+               "may change.", {"routing": True, "draft_len": 0}),
+        Preset("Records", "A prompt of JSON-like records, which the model learned well and "
+               "drafts predict often.",
+               {"prompt": '{"id": 1821, "name": "dave", "city": "lima", "age": 68}\n'
+                          '{"id": 5886, "name": "dave", "city": "tokyo", "age": 84}\n'
+                          '{"id": 3525, "name": "'}),
     ),
 )

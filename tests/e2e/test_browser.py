@@ -134,3 +134,30 @@ def test_a_bad_link_shows_a_note_not_an_error_page(page, app_url):
     note.get_by_text("There is no tab").wait_for(timeout=30_000)
     first = REGISTRY[0].figures[0]
     _img(page, first.name).wait_for(state="visible", timeout=60_000)
+
+
+def test_a_preset_sets_the_controls_and_redraws(page, app_url):
+    tab = next(t for t in REGISTRY if t.presets)
+    preset = tab.presets[0]
+    fig = next(f for f in tab.figures if set(f.params) & set(preset.values))
+    page.goto(app_url)
+    page.get_by_role("tab", name=tab.title).click()
+    _img(page, fig.name).wait_for(state="visible", timeout=30_000)
+    page.locator(f"#{tab.id}-preset input").click()
+    page.get_by_role("option", name=preset.name).click()
+    want = render_png(render(fig, tab, dict(preset.values)).figure)
+    want_src = "data:image/png;base64," + base64.b64encode(want).decode()
+    page.wait_for_function(
+        "([sel, want]) => { const i = document.querySelector(sel); return i && i.src === want; }",
+        arg=[f"#{fig.name}-plot [data-testid=matplotlib] img", want_src],
+        timeout=30_000,
+    )
+    page.locator(f"#{tab.id}-preset-why").get_by_text(preset.why[:30]).wait_for(timeout=10_000)
+    page.locator(f"#{tab.id}-reset").click()
+    default_src = "data:image/png;base64," + base64.b64encode(
+        render_png(render(fig, tab).figure)).decode()
+    page.wait_for_function(
+        "([sel, want]) => { const i = document.querySelector(sel); return i && i.src === want; }",
+        arg=[f"#{fig.name}-plot [data-testid=matplotlib] img", default_src],
+        timeout=30_000,
+    )
