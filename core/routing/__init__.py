@@ -7,7 +7,8 @@ quality where it matters, at the output, beside the meters that only restate the
 
 Modules, bottom up:
   config      RouteConfig (method, k, J, M, P, alpha, lam), validated, never clamped; KINDS
-  ranking     the true ranking (ties to the lower id): top_ranks, rank_order; input checks
+  ranking     the true ranking (ties to the lower id) by one SIMD sort of (score, id) keys:
+              top_ranks, rank_order; input checks
   select      select_experts (vectorised) and naive_select_experts (a per-row loop twin):
               topk, max_rank (colibri CACHE_ROUTE), cum_prob, cache_prior (arXiv:2412.00099)
   meters      per-row and per-layer swap, agree (= 1 - swap), dropped mass, L1 shift, KL
@@ -19,6 +20,10 @@ Modules, bottom up:
   warm        the warm cache state every arm starts from: capture, restore, warm_up
   arms        compare_arms: stock / routing / prefetch / both through core.serve's Engine
   arm_report  ArmReport: hit split, bytes, waste, swaps, quality, modelled tokens/s
+  ceiling     LRU and Belady replay from a warm cache, per layer call (the frontier's ceiling)
+  record      run_pass: one teacher-forced pass recorded per (step, layer): PassRecord
+  speed       modelled tokens/s of a PassRecord from a compute time and a disk preset
+  sweep       the tab's precomputed sweep (python -m core.routing.sweep; assets/routing)
 
 Exports: RouteConfig, METHODS, KINDS, Selection, select_experts, naive_select_experts,
 top_ranks, RowMeters, LayerMeters, route_meters, RoutePolicy, Prefetcher, PrefetchMeters,
@@ -30,7 +35,8 @@ tables (each case worked in a comment); select_experts equals naive_select_exper
 hypothesis-drawn scores and residency; nothing resident and everything resident reduce to
 top-k; agree == 1 - swap exactly and the overlap counted independently equals k - swaps; the
 model with stock selection is bit-identical to the pre-routing MoE; prefetch leaves the
-output bit-identical; every arm is reproducible from its seed.
+output bit-identical; every arm is reproducible from its seed; LRU replay from the warm state
+equals the live cache's hits; a sample of the shipped sweep recomputes exactly.
 """
 
 from core.routing.arm_report import ArmReport

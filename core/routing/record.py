@@ -84,13 +84,14 @@ class PassRecord:
     l1_shift: float
     nll: float  # nats per byte
     delta_nll: float  # minus stock's, same text
+    nll_se: float  # standard error of delta_nll: std of the per-position differences / sqrt(n)
     greedy_agree: float
     first_divergence: int | None  # first position whose argmax differs from stock's
     layer_hits: list[int]  # per layer: gets that hit (resident + prefetched)
     layer_requests: list[int]
     layer_swaps: list[int]
     layer_prefetch: list[list[int]]  # per layer: PrefetchMeters fields ([] without prefetch)
-    cells: list[str]  # per layer: one character per decode step (cell_code)
+    cells: list[str]  # per layer: one character per decode step (cell_code), the first steps
 
     @property
     def hit_rate(self) -> float:
@@ -136,20 +137,18 @@ class RecordingProvider(RoutedProvider):
         return snap
 
     def routed(self, layer: int, routing: Routing) -> None:
-        super().routed(layer, routing)
         if layer == 0 and routing.ids.shape[0] == 1:
+            self.drain()  # the previous step's events
             self.counts.append([[0, 0, 0] for _ in range(self.n_layers)])
+        super().routed(layer, routing)
 
-    def consumed(self, layer: int, routing: Routing) -> None:
-        self._drain()
-        super().consumed(layer, routing)
-        self._drain()
-
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Classify the cache's events since the last drain (all of one decode step: far fewer
+        than the log keeps) into the current step's cells."""
         events = self.cache.events(self._seq)
         if events and events[0].seq != self._seq + 1:
             raise RuntimeError("the cache's event log dropped events before they were read")
-        step = len(self.steps) - 1
+        step = len(self.counts) - 1
         for ev in events:
             self._seq = ev.seq
             if step < 0:
@@ -186,11 +185,12 @@ def _issues(issues: list[tuple[int, int]]) -> dict[str, list[int]]:
 def run_pass(model: HybridLM, directory: str | Path, capacity: int, start: WarmState,
              text: bytes, route: RouteConfig, stock: Scored | None = None,
              predictor: str | None = None, future: Recording | None = None,
-             keep_residency: bool = False) -> PassRun:
+             keep_residency: bool = False, cell_steps: int | None = None) -> PassRun:
     """Teacher-force `text` from the warm `start` under `route` (+ `predictor`), recorded.
 
     stock: the stock pass over the same text (None: this pass is its own reference, so
-    delta_nll is 0). future: the oracle predictor's recording.
+    delta_nll is 0). future: the oracle predictor's recording. cell_steps: keep the cells of
+    the first steps only (None: all).
     """
     d = model.dims
     k, L = d.top_k, d.n_layers
@@ -201,7 +201,7 @@ def run_pass(model: HybridLM, directory: str | Path, capacity: int, start: WarmS
     prov = RecordingProvider(cache, policy, pre, keep_residency)
     try:
         scored = teacher_forced(model, text, prov)
-        prov._drain()
+        prov.drain()
         pf = pre.meters() if pre is not None else ()
     finally:
         if pre is not None:
@@ -219,10 +219,13 @@ def run_pass(model: HybridLM, directory: str | Path, capacity: int, start: WarmS
         sc, sel = policy.selections(layer, "decode")
         swaps[:, layer] = sel.swaps.numpy()
         score_rows.append(sc)
+    kept = prov.counts[:cell_steps]
     cells = ["".join(cell_code(c[layer][0], c[layer][1], bool(swaps[t, layer]),
-                               c[layer][2] > 0, k) for t, c in enumerate(prov.counts))
+                               c[layer][2] > 0, k) for t, c in enumerate(kept))
              for layer in range(L)]
-    q = compare(scored, stock if stock is not None else scored)
+    ref = stock if stock is not None else scored
+    q = compare(scored, ref)
+    diff = scored.nll - ref.nll  # [T - 1]
     hits = np.array([[c[layer][0] + c[layer][1] for layer in range(L)] for c in prov.counts])
     rec = PassRecord(
         route=route.label(), predictor=predictor, positions=len(scored.nll),
@@ -233,7 +236,8 @@ def run_pass(model: HybridLM, directory: str | Path, capacity: int, start: WarmS
         wasted=s.prefetch_wasted, wasted_bytes=s.wasted_bytes, issues=_issues(issues),
         swaps=meters.swaps, slots=meters.slots, kl=meters.kl, kl_colibri=meters.kl_colibri,
         dropped_mass=meters.dropped_mass, l1_shift=meters.l1_shift,
-        nll=scored.nll_per_byte, delta_nll=q.delta_nll, greedy_agree=q.greedy_agree,
+        nll=scored.nll_per_byte, delta_nll=q.delta_nll,
+        nll_se=float(diff.std() / np.sqrt(len(diff))), greedy_agree=q.greedy_agree,
         first_divergence=q.first_divergence,
         layer_hits=[int(x) for x in hits.sum(0)], layer_requests=[m.slots for m in layers],
         layer_swaps=[m.swaps for m in layers],

@@ -1,7 +1,8 @@
 """The routing tab's precomputed sweep: every control setting, scored closed loop, per capacity.
 
 `python -m core.routing.sweep [--capacity C ...]` rebuilds assets/routing/sweep_c<C>.json
-(about 100 scored passes per capacity; tens of minutes on two busy cores). The tab only reads
+(about 100 scored passes of 255 decode steps per capacity: about an hour per capacity on a busy
+core; capacities can be built in parallel with one --capacity each). The tab only reads
 these files, so a redraw costs no model run; tests/core/routing/test_sweep.py recomputes a
 sample and compares it exactly.
 
@@ -17,6 +18,7 @@ text (seed SEED), teacher-forced one byte at a time (core.routing.record.run_pas
             (the first where the default setting takes a resident expert from rank 3 or
             deeper while both true top-k are cold; else the first where it substitutes): the
             rank strip's input
+Each pass keeps the heatmap's cells for its first CELL_STEPS steps only.
 The controls: method (max_rank, cache_prior), the window M in k..E step 2 (cache_prior
 reads lam = (M - k) / (E - k), so both run from stock to fully cache-driven), J in 0..k
 (J = k is stock), alpha in ALPHAS (max_rank only). Stock settings map to one topk config.
@@ -49,7 +51,8 @@ SWEEP_DIR = Path(__file__).resolve().parents[2] / "assets" / "routing"
 TAB_METHODS = ("max_rank", "cache_prior")
 CAPACITY_FRACTIONS = (8, 4, 2)  # a capacity of all experts / f: 1/8, 1/4, 1/2
 ALPHAS = (0.5, 0.75, 1.0)
-SEED, WARMUP_BYTES, SCORE_BYTES = 0, 64, 96
+SEED, WARMUP_BYTES, SCORE_BYTES = 0, 64, 256  # 255 scored positions: the model's context
+CELL_STEPS = 96  # decode steps whose cells (the heatmap) are kept
 PILOT = "pilot"
 DEFAULT = {"method": "max_rank", "M": 8, "J": 1, "alpha": 1.0}
 
@@ -117,7 +120,7 @@ class CapacitySweep:
     capacity: int
     n_experts_total: int
     fingerprint: str
-    text: dict[str, int]  # seed, warmup_bytes, score_bytes
+    text: dict[str, int]  # seed, warmup_bytes, score_bytes, cell_steps
     stock: PassRecord
     prefetch: dict[str, PassRecord]  # predictor -> pass
     routing: dict[str, PassRecord]  # route label -> pass
@@ -212,20 +215,22 @@ def build_capacity(capacity: int, model: HybridLM | None = None,
     warm, scored = texts()
     start = warm_up(directory, model, capacity, warm)
     ref = teacher_forced(model, scored)  # all resident: placement cannot matter
-    stock_run = run_pass(model, directory, capacity, start, scored, stock_route(d), ref,
-                         keep_residency=True)
+
+    def scored_pass(route: RouteConfig, predictor: str | None = None, **kw) -> PassRun:
+        return run_pass(model, directory, capacity, start, scored, route, ref,
+                        predictor=predictor, cell_steps=CELL_STEPS, **kw)
+
+    stock_run = scored_pass(stock_route(d), keep_residency=True)
     prefetch = {}
     for p in PREDICTORS:
-        prefetch[p] = run_pass(model, directory, capacity, start, scored, stock_route(d), ref,
-                               predictor=p, future=stock_run.steps).record
+        prefetch[p] = scored_pass(stock_route(d), p, future=stock_run.steps).record
         log(f"  capacity {capacity}: prefetch {p}")
     routing, both = {}, {}
     todo = grid_routes(d) if routes is None else routes
     for i, cfg in enumerate(todo):
         key = cfg.label()
-        routing[key] = run_pass(model, directory, capacity, start, scored, cfg, ref).record
-        both[key] = run_pass(model, directory, capacity, start, scored, cfg, ref,
-                             predictor=PILOT).record
+        routing[key] = scored_pass(cfg).record
+        both[key] = scored_pass(cfg, PILOT).record
         log(f"  capacity {capacity}: {i + 1}/{len(todo)} {key}")
     reqs = stock_run.requests
     replay = {"requests": len(reqs),
@@ -234,7 +239,8 @@ def build_capacity(capacity: int, model: HybridLM | None = None,
     return CapacitySweep(
         capacity=capacity, n_experts_total=d.n_layers * d.n_experts,
         fingerprint=fingerprint(directory),
-        text={"seed": SEED, "warmup_bytes": WARMUP_BYTES, "score_bytes": SCORE_BYTES},
+        text={"seed": SEED, "warmup_bytes": WARMUP_BYTES, "score_bytes": SCORE_BYTES,
+              "cell_steps": CELL_STEPS},
         stock=stock_run.record, prefetch=prefetch, routing=routing, both=both, replay=replay,
         moment=pick_moment(stock_run, d))
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.model.conftest import TINY, tiny_dir  # noqa: F401 (fixture)
+from tests.core.model.conftest import TINY, shipped, tiny_dir  # noqa: F401 (fixtures)
 
 __all__ = ["TINY"]
 

@@ -94,3 +94,16 @@ def test_prefetch_changes_placement_only(runs) -> None:
 def test_reproducible(runs) -> None:
     assert runs["again"].record == runs["both"].record
     assert PassRecord.from_json(runs["both"].record.to_json()) == runs["both"].record
+
+
+def test_standard_error_and_kept_cells(runs, tiny, tiny_dir: Path) -> None:
+    rec, run = runs["routing"].record, runs["routing"]
+    diff = run.scored.nll - runs["stock"].scored.nll
+    assert rec.delta_nll == pytest.approx(diff.mean(), abs=1e-12)
+    assert rec.nll_se == pytest.approx(diff.std() / np.sqrt(len(diff)), rel=1e-12)
+    assert runs["stock"].record.nll_se == 0.0
+    start = warm_up(tiny_dir, tiny, CAP, b"print(1)\n")
+    short = run_pass(tiny, tiny_dir, CAP, start, TEXT, RouteConfig("topk", k=TINY.top_k),
+                     teacher_forced(tiny, TEXT), cell_steps=5).record
+    assert [len(row) for row in short.cells] == [5] * TINY.n_layers
+    assert short.cells == [row[:5] for row in runs["stock"].record.cells]
