@@ -56,7 +56,9 @@ def build_app() -> gr.Blocks:
 
 
 def launch_kwargs() -> dict:
-    return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": []}
+    # show_error: a malformed API call (e.g. missing fields) gets Gradio's own message, not null
+    return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": [],
+            "show_error": True}
 
 
 def export(out_dir: Path, only: str | None = None) -> list[Path]:

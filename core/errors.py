@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 
 
@@ -24,11 +25,11 @@ def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
 
 
 def check_float(name: str, value: object, lo: float, hi: float) -> float:
-    """Return value as float if it lies in [lo, hi], else raise ParamError."""
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ParamError(f"{name} must be a number in [{lo}, {hi}], got {value!r}") from None
+    """Return value as float if it is a real number (not a bool, not text) in [lo, hi], else
+    raise ParamError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParamError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
+    v = float(value)
     if not (lo <= v <= hi):
         raise ParamError(f"{name} must be in [{lo}, {hi}], got {v}")
     return v
