@@ -10,7 +10,10 @@ pages     pages and bytes per 1k tokens of one sequence, toy and K3 (from the le
 spec      speculative (prompt lookup, gamma = 8) vs plain greedy decoding of 64 bytes, side by
           side in one run (core.serve.compare: interleaved, best of --repeat each) on a
           repetitive code prompt (target >= 1.5x tokens/s), JSON records and prose, with the
-          acceptance rate and bytes per forward pass; both sides must produce the same bytes
+          acceptance rate and bytes per forward pass; both sides must produce the same bytes.
+          One intra-op thread: decoding one sequence of the tiny model is a stream of small
+          ops, and a second thread only adds a fork/join per op (on a busy 2-core machine it
+          made both sides 5-10x slower and the comparison noise)
 cp        context-parallel KDA prefill: bytes per rank per layer vs MLA ring attention at P = 8
           and the crossover sequence length, toy and K3 (core.kda.parallel; no timing)
 Times are best-of (core.bench.timing.best_of) on the shipped weights, 2 threads.
@@ -26,6 +29,7 @@ import torch
 from core.bench.timing import best_of
 from core.kda import cp_crossover, cp_volume, k3_cp, toy_cp
 from core.model.config import ModelDims
+from core.model.model import HybridLM
 from core.model.weights import load_model
 from core.paging.ledger import k3_geometry, toy_geometry
 from core.paging.pool import PageKind, PagePool
@@ -82,6 +86,15 @@ def lookup_time(n_bytes: int = 1_000_000, repeat: int = 3) -> tuple[float, int]:
 
 def spec_rows(repeat: int) -> None:
     model = load_model()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _spec_rows(model, repeat)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _spec_rows(model: HybridLM, repeat: int) -> None:
     for kind in ("code", "records", "prose"):
         c = compare_decoding(model, PROMPT_KINDS[kind], SPEC_NEW, SPEC_GAMMA, repeat)
         target = "  (target >= 1.5x)" if kind == "code" else ""
