@@ -56,9 +56,20 @@ def build_app() -> gr.Blocks:
 
 
 def launch_kwargs() -> dict:
-    # show_error: a malformed API call (e.g. missing fields) gets Gradio's own message, not null
+    # show_error: a malformed API call (e.g. missing fields) gets Gradio's own message, not null.
+    # js: the lab pins the light theme on purpose: its figures are drawn on white with the
+    # role palette, and a dark page around white figures (or dark figures in a light export)
+    # would make one of the two hard to read on a projector.
     return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": [],
-            "show_error": True}
+            "show_error": True, "js": PIN_LIGHT}
+
+
+PIN_LIGHT = """() => {
+  const light = () => document.body.classList.remove('dark');
+  light();
+  new MutationObserver(light).observe(document.body, {attributes: true,
+                                                      attributeFilter: ['class']});
+}"""
 
 
 def export(out_dir: Path, only: str | None = None) -> list[Path]:
