@@ -3,6 +3,7 @@
 python app.py                      # the lab at http://127.0.0.1:7860
 python app.py --export DIR         # every tab's default figures to PNG + metrics JSON, no server
 python app.py --export DIR --only model,paging_pack   # just these tabs or figures
+python app.py --export DIR --sheet  # also SVGs and DIR/index.html, a contact sheet for review
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tabs.figure import freeze_heap, render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
 from tabs.spec import render  # noqa: E402
+from tabs.sheet import render_svg, write_sheet  # noqa: E402
 from tabs.shell import wire_page_load  # noqa: E402
 from tabs.ui import build_tab  # noqa: E402
 
@@ -72,9 +74,10 @@ PIN_LIGHT = """() => {
 }"""
 
 
-def export(out_dir: Path, only: str | None = None) -> list[Path]:
+def export(out_dir: Path, only: str | None = None, sheet: bool = False) -> list[Path]:
     """Render the default figures to DIR/<name>.png and DIR/<name>.json: every tab's, or those
-    of the comma-separated tab ids and figure names in `only`."""
+    of the comma-separated tab ids and figure names in `only`; with sheet, also <name>.svg and
+    DIR/index.html, the contact sheet (tabs/sheet.py)."""
     chosen = all_figures()
     if only is not None:
         wanted = {w.strip() for w in only.split(",") if w.strip()}
@@ -91,7 +94,16 @@ def export(out_dir: Path, only: str | None = None) -> list[Path]:
         png.write_bytes(render_png(result.figure))
         js.write_text(to_json(result.metrics), encoding="utf-8")
         written += [png, js]
+        if sheet:
+            svg = out_dir / f"{fig.name}.svg"
+            svg.write_bytes(render_svg(result.figure))
+            written.append(svg)
         print(f"wrote {png} and {js.name}  [{tab.title}: {fig.title}]")
+    if sheet:
+        by_tab = [(t, [f for u, f in chosen if u is t]) for t in REGISTRY
+                  if any(u is t for u, _ in chosen)]
+        written.append(write_sheet(out_dir, by_tab))
+        print(f"wrote {written[-1]}")
     return written
 
 
@@ -100,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     ap.add_argument("--port", type=int, default=7860, help="port (default 7860)")
     ap.add_argument("--export", metavar="DIR", type=Path, help="render figures to DIR and exit")
+    ap.add_argument("--sheet", action="store_true", help="with --export: also SVGs and an "
+                    "index.html contact sheet (lessons, figures, baseline differences)")
     ap.add_argument("--only", metavar="IDS", help="with --export: comma-separated tab ids or "
                     "figure names (default: every figure)")
     args = ap.parse_args(argv)
@@ -110,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
               "it has no login. Use 127.0.0.1 (the default) unless you mean it.",
               file=sys.stderr, flush=True)
     if args.export is not None:
-        written = export(args.export, args.only)
-        print(f"{len(written) // 2} figures exported to {args.export}")
+        written = export(args.export, args.only, args.sheet)
+        print(f"{sum(p.suffix == '.png' for p in written)} figures exported to {args.export}")
         return 0
     n_figures = len(all_figures())
     print(f"Serving Lab: {len(REGISTRY)} tabs, {n_figures} figures (each tab draws when opened)",
