@@ -111,8 +111,8 @@ def skewed_iid() -> dict[str, object]:
 
 
 @claim(LESSON, "**Predict, then move skew from {hi:.1f} to {lo:.1f}:** which rule loses most? "
-               "(LFU: counts barely separate hot experts from cold; persistence still rewards "
-               "recency.)")
+               "<details><summary>Answer</summary> LFU: counts barely separate hot experts from "
+               "cold; persistence still rewards recency.")
 def skew_hurts_lfu_most() -> dict[str, object]:
     hi, lo = _default("skew"), TAB.control("skew").demo
     pers = _default("persistence")

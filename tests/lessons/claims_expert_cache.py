@@ -64,8 +64,8 @@ def shard_size() -> dict[str, object]:
 
 
 @claim(LESSON, "{k} cold experts are batch-loaded, then each is got twice. How many hits, and how "
-               "many are reuse? (All {gets} gets hit, but only the second pass, {res} gets, is "
-               "reuse: the batch loaded the first {pre}.)")
+               "many are reuse? <details><summary>Answer</summary> All {gets} gets hit, but only the "
+               "second pass, {res} gets, is reuse: the batch loaded the first {pre}.")
 def probe_window() -> dict[str, object]:
     run = _run("prefetch then consume")
     k = run.topk

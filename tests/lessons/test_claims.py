@@ -17,7 +17,7 @@ for _module in sorted(Path(__file__).parent.glob("claims_*.py")):
 
 LESSON_IDS = [t.id for t in REGISTRY]
 READ = [*LESSON_IDS, "glossary"]  # every text a student reads: numbers must be claims
-FOLD = "<details>"
+FOLD = "<details><summary>Instructor notes"
 WORDS = (150, 250)  # words a student reads before the fold
 # Words about the lab's own history or implementation, not about the mechanism.
 NOT_FOR_STUDENTS = re.compile(
