@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from tabs.cache_policies import TAB as CACHE_POLICIES
+from tabs.engine import TAB as ENGINE
 from tabs.expert_cache import TAB as EXPERT_CACHE
 from tabs.fleet_ring import TAB as FLEET_RING
 from tabs.fleet_sim import TAB as FLEET_SIM
 from tabs.kda_replay import TAB as KDA_REPLAY
 from tabs.model import TAB as MODEL
+from tabs.overview import TAB as OVERVIEW
 from tabs.paging import TAB as PAGING
 from tabs.prefix import TAB as PREFIX
 from tabs.replay_ring import TAB as REPLAY_RING
@@ -15,6 +17,7 @@ from tabs.serve import TAB as SERVE
 from tabs.spec import FigureSpec, TabSpec
 
 REGISTRY: tuple[TabSpec, ...] = (
+    OVERVIEW,
     KDA_REPLAY,
     REPLAY_RING,
     EXPERT_CACHE,
@@ -23,6 +26,7 @@ REGISTRY: tuple[TabSpec, ...] = (
     PAGING,
     PREFIX,
     SERVE,
+    ENGINE,
     FLEET_RING,
     FLEET_SIM,
 )

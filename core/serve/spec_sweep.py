@@ -1,0 +1,229 @@
+"""Speculative decoding counted pass by pass: acceptance against draft length on the three
+prompt kinds, and the step timeline of one request with the bytes each rollback moved.
+
+PROMPTS   the three prompt kinds, cut from the shipped corpus's HELD-OUT documents (text the
+          model never trained on, in the domains it did): from a named document, the bytes after
+          an anchor, at most MAX_PROMPT of them, ending at a line break:
+            code     xml/sax/xmlreader.py: getters and setters that repeat one shape
+            records  generated/records/00654: one JSON object a line
+            prose    the pydoc topic on the debugger: English technical prose
+spec_run(model, kind, gamma, n_new)
+          one speculative request (prompt(kind), a fresh engine with no prefix cache and every
+          expert resident, as core.serve.compare.compare_decoding runs it) reduced to
+          counts: one PassRow per verify pass. Wall times are dropped on purpose: everything
+          here is deterministic, so a figure may draw it (measured speedups belong to
+          compare_decoding and a live panel).
+plain_text(model, kind, n_new)
+          the same request decoded plain greedy: the oracle every spec_run's text must equal.
+SpecSweep.of(runs, plain)
+          the runs of every (kind, gamma), checked and arranged for a figure.
+
+A pass's window is the pending token plus its drafts; n accepted drafts commit n + 1 positions.
+A pass that rejected a draft rolls back: every KDA layer replays the n + 1 committed positions
+from its committed state, and the bytes that moved are the engine's own count
+(VerifyStep.replay_moved: S read and written, the replayed raw inputs read). A window kept whole
+adopts its last state and moves nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from core.errors import ParamError, check_choice, check_int
+from core.model.corpus import split_documents
+from core.model.corpus_shipped import read_documents
+from core.model.model import HybridLM
+from core.serve.compare import POOL_PAGES
+from core.serve.engine import MAX_DRAFT, Engine
+from core.serve.reports import GenerateReport
+
+GAMMAS = tuple(range(1, MAX_DRAFT + 1))
+MAX_PROMPT = 192  # prompt + n_new stays within the model's 256-byte training context
+MAX_NEW = 64
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSource:
+    kind: str
+    source: str  # a held-out document of the shipped corpus
+    anchor: str  # the prompt starts here
+
+
+PROMPTS = (
+    PromptSource("code", "xml/sax/xmlreader.py", "    def getDTDHandler(self):"),
+    PromptSource("records", "generated/records/00654", '{"id": 1821,'),
+    PromptSource("prose", "pydoc_data/topics.py:debugger", 'The module "pdb" defines'),
+)
+KINDS = tuple(p.kind for p in PROMPTS)
+
+
+@functools.cache
+def prompt(kind: str) -> bytes:
+    """The prompt of one kind: at most MAX_PROMPT bytes of held-out text after its anchor, up
+    to and including the last line break."""
+    src = PROMPTS[KINDS.index(check_choice("kind", kind, KINDS))]
+    _, held = split_documents(list(read_documents()))
+    doc = next((d for d in held if d.source == src.source), None)
+    if doc is None:
+        raise ParamError(f"{src.source} is not a held-out document of the shipped corpus")
+    text = doc.text.encode()
+    at = text.find(src.anchor.encode())
+    if at < 0:
+        raise ParamError(f"{src.source} does not contain {src.anchor!r}")
+    window = text[at : at + MAX_PROMPT]
+    return window[: window.rfind(b"\n") + 1]
+
+
+@dataclass(frozen=True, slots=True)
+class PassRow:
+    """One verify pass, as a step timeline draws it: draft, verify, accept, replay."""
+
+    index: int
+    start: int  # tokens stored before the pass
+    drafted: int  # drafts in the window (the window is drafted + 1 positions)
+    accepted: int  # leading drafts equal to the model's argmax
+    emitted: int  # bytes this pass added to the text (accepted + 1, or fewer at the end)
+    replayed: int  # positions replayed per KDA layer (0: the whole window was kept)
+    held_bytes: int  # replay inputs held for the window, every KDA layer (the engine's count)
+    snapshot_bytes: int  # what per-position snapshots would have held instead
+    moved_bytes: int  # read + written by this pass's rollback (VerifyStep.replay_moved)
+    pages_grown: int  # MLA pages allocated for the window
+    pages_released: int  # MLA pages past the accepted length given back
+
+    @property
+    def window(self) -> int:
+        return self.drafted + 1
+
+    @property
+    def rejected(self) -> int:
+        return self.drafted - self.accepted
+
+
+@dataclass(frozen=True)
+class SpecRun:
+    """One speculative request reduced to counts (no wall times)."""
+
+    kind: str
+    gamma: int
+    n_new: int
+    prompt: bytes
+    text: bytes
+    passes: tuple[PassRow, ...]
+
+    @property
+    def drafted(self) -> int:
+        return sum(p.drafted for p in self.passes)
+
+    @property
+    def accepted(self) -> int:
+        return sum(p.accepted for p in self.passes)
+
+    @property
+    def acceptance(self) -> float:
+        """accepted / drafted (0.0 when nothing was drafted)."""
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def bytes_per_verify_pass(self) -> float:
+        """Bytes each verify pass added: the model forward passes plain greedy decoding would
+        need per speculative pass (plain greedy: 1.0)."""
+        return sum(p.emitted for p in self.passes) / len(self.passes) if self.passes else 1.0
+
+    @property
+    def accepted_per_pass(self) -> float:
+        return self.accepted / len(self.passes) if self.passes else 0.0
+
+    @property
+    def rollbacks(self) -> int:
+        return sum(p.replayed > 0 for p in self.passes)
+
+    @property
+    def moved_bytes(self) -> int:
+        return sum(p.moved_bytes for p in self.passes)
+
+    @property
+    def held_bytes(self) -> int:
+        return sum(p.held_bytes for p in self.passes)
+
+    @property
+    def snapshot_bytes(self) -> int:
+        return sum(p.snapshot_bytes for p in self.passes)
+
+
+def _engine(model: HybridLM) -> Engine:
+    return Engine(model, POOL_PAGES, prefix_cache=False)
+
+
+def _check(model: HybridLM, kind: str, n_new: int) -> tuple[bytes, int]:
+    if not isinstance(model, HybridLM):
+        raise ParamError(f"model must be a HybridLM, got {type(model).__name__}")
+    return prompt(kind), check_int("n_new", n_new, 2, MAX_NEW)
+
+
+def rows(report: GenerateReport) -> tuple[PassRow, ...]:
+    """A speculative GenerateReport's verify passes as PassRows."""
+    if report.spec is None:
+        raise ParamError("report must come from a speculative run (draft_len > 0)")
+    return tuple(PassRow(
+        index=s.index, start=s.start, drafted=s.drafted, accepted=s.accepted,
+        emitted=len(s.emitted), replayed=s.replayed, held_bytes=s.replay_bytes,
+        snapshot_bytes=s.snapshot_bytes, moved_bytes=s.replay_moved,
+        pages_grown=s.pages_grown, pages_released=s.pages_released) for s in report.verify)
+
+
+def spec_run(model: HybridLM, kind: str, gamma: int, n_new: int) -> SpecRun:
+    prompt, n_new = _check(model, kind, n_new)
+    gamma = check_int("gamma", gamma, 1, MAX_DRAFT)
+    report = _engine(model).generate(prompt, n_new, draft_len=gamma)
+    return SpecRun(kind, gamma, n_new, prompt, report.text, rows(report))
+
+
+def plain_text(model: HybridLM, kind: str, n_new: int) -> bytes:
+    prompt, n_new = _check(model, kind, n_new)
+    return _engine(model).generate(prompt, n_new).text
+
+
+@dataclass(frozen=True)
+class SpecSweep:
+    """SpecRuns of every kind at every gamma (same n_new), each checked against plain greedy."""
+
+    n_new: int
+    kinds: tuple[str, ...]
+    gammas: tuple[int, ...]
+    runs: tuple[SpecRun, ...]  # kind-major, then gamma
+    plain: tuple[bytes, ...]  # per kind: the plain greedy text
+
+    @classmethod
+    def of(cls, runs: Iterable[SpecRun], plain: Mapping[str, bytes]) -> SpecSweep:
+        runs = tuple(runs)
+        if not runs:
+            raise ParamError("runs must hold at least one SpecRun")
+        kinds = tuple(dict.fromkeys(r.kind for r in runs))
+        gammas = tuple(sorted({r.gamma for r in runs}))
+        by = {(r.kind, r.gamma): r for r in runs}
+        if len(by) != len(runs) or len(by) != len(kinds) * len(gammas):
+            raise ParamError("runs must hold each (kind, gamma) exactly once, every gamma for "
+                             "every kind")
+        if len({r.n_new for r in runs}) != 1:
+            raise ParamError("runs must share one n_new")
+        missing = [k for k in kinds if k not in plain]
+        if missing:
+            raise ParamError(f"plain must hold the plain greedy text of {missing}")
+        for r in runs:
+            if r.text != plain[r.kind]:
+                raise AssertionError(f"{r.kind}, gamma {r.gamma}: speculative text differs "
+                                     f"from plain greedy decoding")
+        return cls(runs[0].n_new, kinds, gammas,
+                   tuple(by[k, g] for k in kinds for g in gammas),
+                   tuple(plain[k] for k in kinds))
+
+    def run(self, kind: str, gamma: int) -> SpecRun:
+        check_choice("kind", kind, self.kinds)
+        check_choice("gamma", gamma, self.gammas)
+        return self.runs[self.kinds.index(kind) * len(self.gammas) + self.gammas.index(gamma)]
+
+    def series(self, kind: str, field: str) -> tuple[float, ...]:
+        """A SpecRun property (acceptance, bytes_per_verify_pass, ...) of `kind` per gamma."""
+        return tuple(float(getattr(self.run(kind, g), field)) for g in self.gammas)

@@ -1,0 +1,45 @@
+"""Tab: Engine. Speculative decoding against draft length on three prompt kinds, the step
+timeline of one request with the bytes each rollback moved, and context parallelism's
+communication against MLA's ring, on the lab's real engine."""
+
+from __future__ import annotations
+
+from tabs.controls import Choice, Slider
+from tabs.engine.acceptance import engine_acceptance
+from tabs.engine.common import GAMMAS, KINDS
+from tabs.engine.context import RANKS, engine_cp
+from tabs.engine.live import engine_speedup
+from tabs.engine.timeline import engine_timeline
+from tabs.spec import FigureSpec, LiveSpec, Preset, TabSpec
+
+TAB = TabSpec(
+    id="engine",
+    title="Engine",
+    controls=(
+        Slider("draft_len", "Draft length gamma (bytes drafted per verify pass)", GAMMAS[0],
+               GAMMAS[-1], 4, demo=8,
+               info="The hero: longer guesses are accepted less often but yield more per pass."),
+        Choice("kind", "Prompt kind (held-out text the model never trained on)", KINDS, "code",
+               demo="prose"),
+        Slider("ranks", "Context-parallel ranks P", RANKS[0], RANKS[1], 8, demo=32,
+               info="The prompt is split into P segments, one per rank."),
+    ),
+    figures=(
+        FigureSpec("engine_acceptance", "Drafts accepted and bytes per verify pass vs draft "
+                   "length", engine_acceptance, ("draft_len", "kind")),
+        FigureSpec("engine_timeline", "One request, pass by pass: draft, verify, accept, replay",
+                   engine_timeline, ("draft_len", "kind")),
+        FigureSpec("engine_cp", "Context parallelism: KDA state messages vs MLA ring attention",
+                   engine_cp, ("ranks",)),
+    ),
+    presets=(
+        Preset("Long guesses", "The longest drafts: the fewest verify passes, but most drafted "
+               "bytes are thrown away and rolled back.", {"draft_len": GAMMAS[-1]}),
+        Preset("Records", "JSON records repeat their keys but not their values: fewer drafts "
+               "are accepted than on code.", {"kind": "records"}),
+        Preset("Many ranks", "More ranks: each KDA layer gathers more state messages, so the "
+               "crossover moves to longer prompts.", {"ranks": RANKS[1] // 2}),
+    ),
+    live=LiveSpec("engine_speedup", "Speculative vs plain greedy, measured live on this machine",
+                  engine_speedup, ("draft_len", "kind")),
+)

@@ -1,0 +1,121 @@
+"""Figure: context parallelism. A prompt split over P ranks: each KDA layer gathers every other
+rank's fixed-size (segment state, transition) message, each MLA layer passes the KV latents of
+the whole sequence round a ring. Bytes received per rank per layer against sequence length at
+toy and K3 dims, with the crossover marked; right, the crossover against P."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+from core.kda.parallel import CPGeometry, cp_crossover, cp_sweep, k3_cp, toy_cp
+from tabs.axes import plain_log
+from tabs.figure import FigureResult, lab_figure
+from tabs.model.common import dims
+from tabs.palette import ROLE
+from tabs.units import fmt_bytes
+
+TOKENS = {"toy": (2**6, 2**16), "K3": (2**10, 2**22)}  # sequence lengths drawn, per geometry
+RANKS = (2, 64)  # the slider's range
+GEO_COLOR = {"toy": ROLE["neutral"], "K3": ROLE["reference"]}
+
+
+def geometries() -> tuple[CPGeometry, CPGeometry]:
+    return toy_cp(dims()), k3_cp()
+
+
+def _bytes_axis(axis, lo: float, hi: float) -> None:
+    """Log ticks at every 4th power of two, labelled in binary units."""
+    first, last = math.floor(math.log2(lo) / 4) * 4, math.ceil(math.log2(hi) / 4) * 4
+    axis.set_major_locator(FixedLocator([2.0**e for e in range(first, last + 1, 4)]))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda x, _: fmt_bytes(x).replace(".0 ", " ")))
+
+
+def _tokens_axis(axis, lo: float, hi: float, every: int) -> None:
+    """Log ticks at every `every`-th power of two, labelled 64, 1K, 256K, 4M (binary units)."""
+    first, last = math.ceil(math.log2(lo) - 1e-9), math.floor(math.log2(hi) + 1e-9)
+    axis.set_major_locator(FixedLocator([2.0**e for e in range(first, last + 1, every)]))
+    axis.set_minor_locator(NullLocator())
+
+    def label(x: float, _pos: int) -> str:
+        for unit, size in (("M", 2**20), ("K", 2**10)):
+            if x >= size:
+                return f"{x / size:g}{unit}"
+        return f"{x:g}"
+
+    axis.set_major_formatter(FuncFormatter(label))
+
+
+def _volume(ax, geo: CPGeometry, P: int) -> dict[str, float]:
+    lo, hi = TOKENS[geo.name]
+    T = np.unique(np.geomspace(lo, hi, 49).astype(int))
+    sw = cp_sweep(geo, P, tuple(int(t) for t in T))
+    kda = np.array([p.kda for p in sw.points], float)
+    mla = np.array([p.mla_ring for p in sw.points], float)
+    ax.loglog(T, kda, color=ROLE["kda"], lw=2.2, label="KDA: all-gather of P - 1 (S, M) "
+              "messages + conv halo")
+    ax.loglog(T, mla, color=ROLE["mla"], lw=2.2, label="MLA: ring passes (P - 1)/P of the KV "
+              "latents")
+    ax.loglog(T, [sw.points[0].kda_scan] * len(T), color=ROLE["kda"], ls=":", lw=1.2,
+              label="KDA scan: one message, P - 1 hops in a row")
+    x = sw.crossover
+    assert x is not None
+    y = float(sw.points[0].kda)
+    ax.axvline(x, color=ROLE["annotation"], ls="--", lw=0.9)
+    ax.plot([x], [y], "o", color=ROLE["annotation"], ms=6, zorder=4)
+    ax.annotate(f"crossover\nT* = {x:,.0f} tokens", (x, y), xytext=(-8, 12),
+                textcoords="offset points", ha="right", fontsize=8, color=ROLE["annotation"])
+    ax.set_xlim(lo, hi)
+    _tokens_axis(ax.xaxis, lo, hi, every=2)
+    ylo = min(sw.points[0].kda_scan, mla[0]) / 4
+    yhi = max(kda[-1], mla[-1]) * 4
+    ax.set_ylim(ylo, yhi)
+    _bytes_axis(ax.yaxis, ylo, yhi)
+    ax.set_xlabel("sequence length T (tokens)")
+    ax.set_ylabel("bytes received per rank, per layer")
+    ax.set_title(f"{'Toy model' if geo.name == 'toy' else 'K3'} dims, P = {P}", loc="left")
+    return {"crossover": x, "model_crossover": float(sw.model_crossover or 0.0),
+            "kda_bytes": float(sw.points[0].kda), "scan_bytes": float(sw.points[0].kda_scan),
+            "mla_bytes_per_token": float(geo.mla_bytes_per_token)}
+
+
+def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int) -> dict[str, float]:
+    ranks = np.unique(np.geomspace(RANKS[0], RANKS[1], 40).astype(int))
+    out = {}
+    for geo in geos:
+        xs = [cp_crossover(geo, int(p)) for p in ranks]
+        ax.loglog(ranks, xs, color=GEO_COLOR[geo.name], lw=2.0, label=f"{geo.name} dims")
+        here = cp_crossover(geo, P)
+        assert here is not None
+        ax.plot([P], [here], "o", color=GEO_COLOR[geo.name], ms=7, mec="white", zorder=4)
+        ax.annotate(f"{here:,.0f}", (P, here), xytext=(6, -4), textcoords="offset points",
+                    fontsize=8, va="top")
+        out[geo.name] = here
+    ax.axvline(P, color=ROLE["annotation"], ls="--", lw=0.9)
+    ax.set_xlim(RANKS[0], RANKS[1])
+    plain_log(ax.xaxis, RANKS[0], RANKS[1], base=2)
+    lo, hi = 2.0**8, 2.0**22
+    ax.set_ylim(lo, hi)
+    _tokens_axis(ax.yaxis, lo, hi, every=2)
+    ax.set_xlabel("ranks P")
+    ax.set_ylabel("crossover T* (tokens, per layer)")
+    ax.set_title("Crossover vs ranks", loc="left")
+    ax.legend(loc="upper left")
+    return out
+
+
+def engine_cp(ranks: int) -> FigureResult:
+    toy, k3 = geometries()
+    with lab_figure(4.6) as fig:
+        a, b, c = fig.subplots(1, 3, width_ratios=[1.15, 1.15, 0.8])
+        m_toy = _volume(a, toy, ranks)
+        m_k3 = _volume(b, k3, ranks)
+        _crossovers(c, (toy, k3), ranks)
+        fig.legend(*a.get_legend_handles_labels(), loc="outside lower center", ncol=3)
+    metrics: dict[str, float | int] = {"ranks": ranks}
+    for name, m in (("toy", m_toy), ("k3", m_k3)):
+        metrics |= {f"{name}_{k}": v for k, v in m.items()}
+    return FigureResult(fig, metrics)

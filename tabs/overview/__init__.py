@@ -1,0 +1,47 @@
+"""Tab: Overview. One request's path through the whole lab, from one real run of the engine:
+prompt, prefix lookup, prefill, routing and expert loads, draft / verify / replay, and the
+fleet ring's choice of cluster, each stage naming the tab that teaches it."""
+
+from __future__ import annotations
+
+from core.serve.engine import MAX_DRAFT
+from core.serve.overview import MAX_CLUSTERS
+from core.serve.spec_sweep import KINDS
+from tabs.controls import Check, Choice, Slider
+from tabs.model.common import dims
+from tabs.overview.layers import overview_layers
+from tabs.overview.path import overview_path
+from tabs.spec import FigureSpec, Preset, TabSpec
+
+_d = dims()
+SERVED = ("draft_len", "kind", "capacity", "warm")
+
+TAB = TabSpec(
+    id="overview",
+    title="Overview",
+    controls=(
+        Slider("draft_len", "Draft length gamma (0: plain greedy decoding)", 0, MAX_DRAFT, 4,
+               demo=0, info="The hero: watch the decode stage and the expert loads change."),
+        Choice("kind", "Prompt (held-out text the model never trained on)", KINDS, "code",
+               demo="records"),
+        Slider("capacity", "Expert cache slots", _d.top_k + 1, _d.n_layers * _d.n_experts,
+               _d.n_layers * _d.n_experts // 4),
+        Check("warm", "An earlier request already sent this prompt's first blocks", True,
+              demo=False),
+        Slider("clusters", "Clusters in the fleet", 2, min(16, MAX_CLUSTERS), 8, demo=5),
+    ),
+    figures=(
+        FigureSpec("overview_path", "One request's path through the lab, stage by stage",
+                   overview_path, (*SERVED, "clusters")),
+        FigureSpec("overview_layers", "The same request layer by layer: routing and expert "
+                   "loads", overview_layers, SERVED),
+    ),
+    presets=(
+        Preset("Plain greedy decoding", "No drafts: more forward passes, yet fewer experts "
+               "loaded from disk.", {"draft_len": 0}),
+        Preset("Cold start", "No earlier request: the prefix lookup finds nothing and the whole "
+               "prompt is computed.", {"warm": False}),
+        Preset("Every expert resident", "A slot for every expert: each one is loaded once, then "
+               "always hits.", {"capacity": _d.n_layers * _d.n_experts}),
+    ),
+)

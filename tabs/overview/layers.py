@@ -1,0 +1,59 @@
+"""Figure: the request layer by layer. Left, how often each expert of each layer was picked
+(prefill and decode together); right, per layer, the experts fetched from the expert cache and
+how many of them had to be loaded from disk, prefill and decode apart."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import Patch
+
+from core.serve.overview import PHASES
+from tabs.figure import FigureResult, lab_figure
+from tabs.model.common import dims
+from tabs.overview.common import path
+from tabs.palette import ROLE
+
+
+def overview_layers(draft_len: int, kind: str, capacity: int, warm: bool) -> FigureResult:
+    p = path(draft_len, kind, capacity, warm, clusters=1)
+    picks = np.array(p.picks).sum(0)  # [layer, expert]
+    fetched, loads = np.array(p.fetched), np.array(p.loads)  # [phase, layer]
+    L, E = picks.shape
+    names = [f"{i} {k.upper()}" for i, k in enumerate(p.layer_kinds)]
+    with lab_figure(4.2) as fig:
+        heat, bars = fig.subplots(1, 2, width_ratios=[1.25, 1])
+        im = heat.imshow(picks, cmap="Blues", aspect="auto", vmin=0)
+        heat.set_xticks(range(E))
+        heat.set_yticks(range(L), names)
+        heat.set_xlabel("expert")
+        heat.set_ylabel("layer (mixer kind)")
+        heat.grid(False)
+        heat.set_title(f"Routing: picks per expert ({p.kind}, top-{dims().top_k} per token)",
+                       loc="left")
+        cb = fig.colorbar(im, ax=heat, fraction=0.05, pad=0.02)
+        cb.set_label("tokens that picked the expert")
+        y = np.arange(L)
+        h = 0.4
+        for i, (phase, dy) in enumerate(zip(PHASES, (-h / 2, h / 2), strict=True)):
+            hatch = "////" if phase == "prefill" else None
+            bars.barh(y + dy, loads[i], height=h, color=ROLE["miss"], hatch=hatch,
+                      edgecolor="white", lw=0.4)
+            bars.barh(y + dy, fetched[i] - loads[i], left=loads[i], height=h,
+                      color=ROLE["hit"], hatch=hatch, edgecolor="white", lw=0.4)
+        bars.set_yticks(range(L), names)
+        bars.set_ylim(L - 0.5, -0.5)
+        bars.set_xlim(0, fetched.max() * 1.05)
+        bars.set_xlabel("experts fetched per layer")
+        bars.set_title(f"Expert cache ({p.capacity} slots): fetches per layer", loc="left")
+        bars.legend(handles=[Patch(color=ROLE["miss"], label="loaded from disk"),
+                             Patch(color=ROLE["hit"], label="already resident"),
+                             Patch(fc="white", ec=ROLE["annotation"], hatch="////",
+                                   label="prefill (upper bar)"),
+                             Patch(fc=ROLE["annotation"], label="decode (lower bar)")],
+                    loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8)
+    return FigureResult(fig, {
+        "kind": kind, "draft_len": draft_len, "capacity": capacity, "warm": warm,
+        "picks_total": int(picks.sum()), "busiest_expert_picks": int(picks.max()),
+        "experts_never_picked": int((picks == 0).sum()),
+        **{f"{ph}_fetched": int(fetched[i].sum()) for i, ph in enumerate(PHASES)},
+        **{f"{ph}_loads": int(loads[i].sum()) for i, ph in enumerate(PHASES)}})
