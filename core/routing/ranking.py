@@ -11,7 +11,6 @@ read NaN as -inf first): a NaN's place would follow its sign bit.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from core.errors import ParamError
