@@ -27,8 +27,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from core.errors import ParamError, check_int
+from core.fleet.config import DEMO_SIM
 from core.fleet.ring import ConsistentHashRing, hash64
 from core.model.experts import CacheProvider, ExpertProvider, Triple, open_cache
 from core.model.model import HybridLM
@@ -37,11 +39,11 @@ from core.model.weights import ASSET_DIR
 from core.paging.ledger import toy_geometry
 from core.prefix.hashing import block_hashes
 from core.serve.engine import KDA_CHUNK, MAX_DRAFT, Engine
+from core.serve.live import PAGE
 from core.serve.reports import GenerateReport, PoolUsage, PrefillReport
 from core.serve.spec_sweep import MAX_NEW, MAX_PROMPT, prompt
 
-PAGE = 64  # tokens per page: one prefix-cache block
-VNODES = 128  # the fleet ring's virtual nodes per cluster (core.fleet.config's default)
+VNODES = DEMO_SIM.vnodes  # the fleet ring's virtual nodes per cluster, as the simulator's
 MAX_CLUSTERS = 64
 PHASES = ("prefill", "decode")
 
@@ -57,14 +59,15 @@ class _Recorder(ExpertProvider):
         self.fetched = np.zeros((len(PHASES), n_layers), np.int64)
         self.loads = np.zeros((len(PHASES), n_layers), np.int64)
         self.phase: int | None = None  # None: not recording (the warm-up request)
-        self.seen = self.cache.events()[-1].seq if self.cache.events() else 0
+        past = self.cache.events()
+        self.seen = past[-1].seq if past else 0
 
     def experts(self, layer: int, ids: Sequence[int]) -> Iterator[tuple[int, Triple]]:
         yield from self.inner.experts(layer, ids)
         if self.phase is not None:
             self.fetched[self.phase, layer] += len(ids)
 
-    def resident(self, layer: int, n_experts: int):
+    def resident(self, layer: int, n_experts: int) -> torch.Tensor:
         return self.inner.resident(layer, n_experts)
 
     def routed(self, layer: int, routing: Routing) -> None:

@@ -33,17 +33,15 @@ def engine_timeline(draft_len: int, kind: str) -> FigureResult:
     moved = np.array([p.moved_bytes for p in passes]) / KIB  # [pass] KiB
     with lab_figure(5.2) as fig:
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[1.5, 1])
-        top.imshow(grid, cmap=CELLS, vmin=0, vmax=3, aspect="auto", origin="lower",
-                   extent=(-0.5, n - 0.5, -0.5, g + 0.5))
-        for j, p in enumerate(passes):
-            if p.replayed:
-                top.scatter([j] * p.replayed, range(p.replayed), s=10, color="white",
-                            edgecolors=ROLE["reference"], linewidths=0.6, zorder=3)
-        top.set_xticks(np.arange(n + 1) - 0.5, minor=True)
-        top.set_yticks(np.arange(g + 2) - 0.5, minor=True)
-        top.grid(which="minor", color="white", lw=0.8)
-        top.grid(which="major", visible=False)
-        top.tick_params(which="minor", length=0)
+        top.pcolormesh(np.arange(n + 1) - 0.5, np.arange(g + 2) - 0.5, grid, cmap=CELLS,
+                       vmin=-0.5, vmax=3.5, edgecolors="white", linewidth=0.8)
+        xs = [j for j, p in enumerate(passes) for _ in range(p.replayed)]
+        ys = [i for p in passes for i in range(p.replayed)]
+        top.scatter(xs, ys, s=10, color="white", edgecolors=ROLE["reference"], linewidths=0.6,
+                    zorder=3)
+        top.grid(False)
+        top.set_xlim(-0.5, n - 0.5)
+        top.set_ylim(-0.5, g + 0.5)
         top.set_yticks(range(g + 1), ["pending"] + [f"draft {i}" for i in range(1, g + 1)])
         top.set_ylabel("window position")
         top.set_title(f"{kind}, gamma {g}: {r.accepted} of {r.drafted} drafts accepted, "

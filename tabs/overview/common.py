@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from core.serve.overview import RequestPath, serve_path
 from tabs.engine import TAB as ENGINE
+from tabs.engine.common import N_NEW
 from tabs.expert_cache import TAB as EXPERT_CACHE
 from tabs.fleet_ring import TAB as FLEET_RING
 from tabs.kda_replay import TAB as KDA_REPLAY
@@ -17,8 +18,6 @@ from tabs.paging import TAB as PAGING
 from tabs.prefix import TAB as PREFIX
 
 __all__ = ["N_NEW", "STAGES", "path"]
-
-N_NEW = 48  # bytes generated (the Engine tab's request length)
 
 # (stage, the tabs that teach it), in the order the request meets them.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (

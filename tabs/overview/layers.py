@@ -35,21 +35,19 @@ def overview_layers(draft_len: int, kind: str, capacity: int, warm: bool) -> Fig
         y = np.arange(L)
         h = 0.4
         for i, (phase, dy) in enumerate(zip(PHASES, (-h / 2, h / 2), strict=True)):
-            hatch = "////" if phase == "prefill" else None
-            bars.barh(y + dy, loads[i], height=h, color=ROLE["miss"], hatch=hatch,
-                      edgecolor="white", lw=0.4)
+            light = phase == "prefill"  # prefill in pale tints, decode in full colour
+            bars.barh(y + dy, loads[i], height=h, color=ROLE["miss"], alpha=0.4 if light else 1)
             bars.barh(y + dy, fetched[i] - loads[i], left=loads[i], height=h,
-                      color=ROLE["hit"], hatch=hatch, edgecolor="white", lw=0.4)
+                      color=ROLE["hit"], alpha=0.4 if light else 1)
         bars.set_yticks(range(L), names)
         bars.set_ylim(L - 0.5, -0.5)
         bars.set_xlim(0, fetched.max() * 1.05)
-        bars.set_xlabel("experts fetched per layer")
+        bars.set_xlabel("experts fetched (upper bar: prefill, lower: decode)")
         bars.set_title(f"Expert cache ({p.capacity} slots): fetches per layer", loc="left")
-        bars.legend(handles=[Patch(color=ROLE["miss"], label="loaded from disk"),
-                             Patch(color=ROLE["hit"], label="already resident"),
-                             Patch(fc="white", ec=ROLE["annotation"], hatch="////",
-                                   label="prefill (upper bar)"),
-                             Patch(fc=ROLE["annotation"], label="decode (lower bar)")],
+        bars.legend(handles=[Patch(color=ROLE["miss"], alpha=0.4, label="prefill: loaded"),
+                             Patch(color=ROLE["hit"], alpha=0.4, label="prefill: resident"),
+                             Patch(color=ROLE["miss"], label="decode: loaded from disk"),
+                             Patch(color=ROLE["hit"], label="decode: already resident")],
                     loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8)
     return FigureResult(fig, {
         "kind": kind, "draft_len": draft_len, "capacity": capacity, "warm": warm,

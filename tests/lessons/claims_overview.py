@@ -24,15 +24,15 @@ def _path(draft_len: int | None = None, warm: bool | None = None) -> RequestPath
                       n_new=N_NEW)
 
 
-@claim("overview", "**Prompt.** {n} bytes of {kind} the model never trained on.")
+@claim("overview", "**Prompt.** {n} bytes of {kind} the model never trained on, one token per "
+       "byte.")
 def prompt_size() -> dict[str, object]:
     p = _path()
     return {"n": len(p.prompt), "kind": p.kind}
 
 
 @claim("overview", "An earlier request sent the same first {shared} bytes, so the [[prefix cache]] "
-       "hands back {blocks} blocks of [[page]]s and every [[KDA]] layer's state at the end of "
-       "block {blocks}.")
+       "returns {blocks} blocks of [[page]]s and each [[KDA]] layer's state after them.")
 def prefix_hit() -> dict[str, object]:
     p = _path()
     assert DEFAULTS["warm"] and p.reason == HIT
@@ -49,7 +49,7 @@ def prefill() -> dict[str, object]:
 
 
 @claim("overview", "The [[expert cache]] holds {capacity} of the {experts}, so only {hit:.0%} of "
-       "the experts decoding asks for are already resident.")
+       "decoding's experts are resident.")
 def expert_hits() -> dict[str, object]:
     p, d = _path(), load_model().dims
     assert p.capacity == DEFAULTS["capacity"]
@@ -64,7 +64,8 @@ def speculative() -> dict[str, object]:
     return {"g": p.draft_len, "passes": p.passes, "after": len(p.text) - 1}
 
 
-@claim("overview", "sends the request to cluster {primary} of {clusters}.")
+@claim("overview", "sends the request to cluster {primary} of {clusters}, where every request "
+       "opening with that block goes.")
 def fleet() -> dict[str, object]:
     p = _path()
     other = block_hashes(p.prompt[:PAGE] + b"a different question", PAGE)[0]
@@ -79,12 +80,11 @@ def draft_off() -> dict[str, object]:
     return {"off": off}
 
 
-@claim("overview", "Plain decoding takes {plain_passes} passes instead of {spec_passes}, yet it "
-       "loads fewer experts from disk: {plain_loads} instead of {spec_loads}, with {plain_hit:.0%} "
-       "of the experts it asks for already resident instead of {spec_hit:.0%}. A verify pass "
-       "routes its whole window at once: each pass asked for {per_pass:.1f} experts across the "
-       "{layers} layers, more than the {capacity} slots hold, so every pass evicts what the next "
-       "one needs. A plain step asks for {per_step:.0f}.")
+@claim("overview", "{plain_passes} passes instead of {spec_passes}, yet {plain_loads} expert loads "
+       "from disk instead of {spec_loads} ({plain_hit:.0%} resident instead of {spec_hit:.0%}). "
+       "A verify pass routes its whole window at once: it asks for {per_pass:.1f} experts across "
+       "the {layers} layers, more than the {capacity} slots hold, so each pass evicts what the "
+       "next needs. A plain step asks for {per_step:.0f}.")
 def drafting_costs_loads() -> dict[str, object]:
     plain, spec = _path(0), _path()
     assert plain.text == spec.text
