@@ -13,6 +13,7 @@ from tabs.overview import TAB as OVERVIEW
 from tabs.paging import TAB as PAGING
 from tabs.prefix import TAB as PREFIX
 from tabs.replay_ring import TAB as REPLAY_RING
+from tabs.routing import TAB as ROUTING
 from tabs.serve import TAB as SERVE
 from tabs.spec import FigureSpec, TabSpec
 
@@ -22,6 +23,7 @@ REGISTRY: tuple[TabSpec, ...] = (
     REPLAY_RING,
     EXPERT_CACHE,
     CACHE_POLICIES,
+    ROUTING,
     MODEL,
     PAGING,
     PREFIX,

@@ -1,0 +1,60 @@
+"""Tab: Cache-aware routing. The two levers of disk-streamed MoE on the tiny model, closed
+loop: routing (take a resident expert instead of a cold one; changes the output) and
+prefetch (load the next layer's experts ahead; changes only placement). Every figure reads
+the precomputed sweep (assets/routing, rebuilt by `python -m core.routing.sweep`); the rank
+strip runs select_experts live."""
+
+from __future__ import annotations
+
+from tabs.controls import Choice, Slider
+from tabs.routing.arms import routing_arms
+from tabs.routing.common import ALPHAS, CAPACITIES, DEFAULT, DIMS, DISK_NAMES, TAB_METHODS, WINDOWS
+from tabs.routing.frontier import routing_frontier
+from tabs.routing.live import routing_speed
+from tabs.routing.meters import routing_meters
+from tabs.routing.predictors import routing_predictors
+from tabs.routing.residency import routing_residency
+from tabs.routing.strip import routing_rank_strip
+from tabs.spec import FigureSpec, LiveSpec, TabSpec
+
+SETTING = ("M", "J", "method", "alpha", "capacity")
+
+TAB = TabSpec(
+    id="routing",
+    title="Cache-aware routing",
+    controls=(
+        Slider("M", f"Window M: ranks a resident expert may come from (cache_prior: λ = (M − "
+               f"{DIMS.top_k}) / {DIMS.n_experts - DIMS.top_k})", WINDOWS[0], WINDOWS[-1],
+               DEFAULT["M"], step=WINDOWS[1] - WINDOWS[0], demo=WINDOWS[-1],
+               info=f"The hero: M = {DIMS.top_k} is stock; wider buys hits and costs quality."),
+        Slider("J", "Sacred ranks J: always taken, resident or not (max_rank)", 0, DIMS.top_k,
+               DEFAULT["J"], demo=0),
+        Choice("method", "Method", TAB_METHODS, DEFAULT["method"], demo="cache_prior",
+               info="max_rank: resident fill inside the window · cache_prior: residents' "
+                    "scores lifted by λ"),
+        Slider("alpha", "α: a substitute's weight × α before renormalising (max_rank)",
+               ALPHAS[0], ALPHAS[-1], DEFAULT["alpha"], step=ALPHAS[1] - ALPHAS[0],
+               integer=False, demo=ALPHAS[0]),
+        Choice("capacity", f"Expert cache (slots; the model has {DIMS.n_layers * DIMS.n_experts} "
+               f"experts)", tuple(str(c) for c in CAPACITIES), str(CAPACITIES[1]),
+               demo=str(CAPACITIES[0])),
+        Choice("disk", "Disk (assumed, for modelled time)", DISK_NAMES, "NVMe", demo="HDD"),
+    ),
+    figures=(
+        FigureSpec("routing_arms", "Four arms: what routing and prefetch buy, and what they cost",
+                   routing_arms, (*SETTING, "disk")),
+        FigureSpec("routing_rank_strip", "One token, one layer: which experts are chosen, and why",
+                   routing_rank_strip, SETTING),
+        FigureSpec("routing_frontier", "The frontier: hit rate against quality, every setting",
+                   routing_frontier, SETTING),
+        FigureSpec("routing_meters",
+                   "Your meters agree with each other; only the output says which swaps cost",
+                   routing_meters, SETTING),
+        FigureSpec("routing_residency", "Residency per layer over the tokens",
+                   routing_residency, SETTING),
+        FigureSpec("routing_predictors", "Prefetch predictors: recall and waste per layer",
+                   routing_predictors, SETTING),
+    ),
+    live=LiveSpec("routing_speed", "Modelled tokens/s, with compute measured live on this machine",
+                  routing_speed, (*SETTING, "disk")),
+)

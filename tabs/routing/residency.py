@@ -1,0 +1,82 @@
+"""Figure: per-layer residency over the scored tokens, for stock, routing and both. A cell is
+one layer at one token: did its k experts come from memory (green), from a prefetch (blue),
+partly or wholly from disk (orange)? Substituted cells are outlined; cells whose prefetch was
+evicted unused are hatched."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.collections import PatchCollection
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch, Rectangle
+
+from core.routing.record import PassRecord, cell_fields
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+from tabs.routing.common import DIMS, setting
+
+SHOWN = ("stock", "routing", "both")
+CLASSES = ("all resident", "all in memory, some loaded ahead", "some read from disk",
+           "all read from disk")
+CMAP = ListedColormap([ROLE["hit"], ROLE["prefetch"], "#F3C19D", ROLE["miss"]])
+
+
+def grid(rec: PassRecord, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(class [L, T] index into CLASSES, substituted [L, T], wasted [L, T])."""
+    L, T = len(rec.cells), len(rec.cells[0])  # the kept steps
+    cls = np.zeros((L, T), np.int64)
+    sub = np.zeros((L, T), bool)
+    waste = np.zeros((L, T), bool)
+    for layer, row in enumerate(rec.cells):
+        for t, c in enumerate(row):
+            r, p, sb, w = cell_fields(c, k)
+            cls[layer, t] = 0 if r == k else 1 if r + p == k else 3 if r + p == 0 else 2
+            sub[layer, t], waste[layer, t] = sb, w
+    return cls, sub, waste
+
+
+def _panel(ax, name: str, label: str, rec: PassRecord, k: int) -> dict[str, float | int]:
+    cls, sub, waste = grid(rec, k)
+    L, T = cls.shape
+    ax.imshow(cls, cmap=CMAP, vmin=-0.5, vmax=3.5, aspect="auto", interpolation="nearest")
+    ys, xs = np.nonzero(sub)
+    ax.add_collection(PatchCollection(
+        [Rectangle((x - 0.5, y - 0.5), 1, 1) for y, x in zip(ys, xs, strict=True)],
+        facecolor="none", edgecolor=ROLE["reference"], lw=1.1))
+    ys, xs = np.nonzero(waste)
+    ax.add_collection(PatchCollection(
+        [Rectangle((x - 0.5, y - 0.5), 1, 1) for y, x in zip(ys, xs, strict=True)],
+        facecolor="none", edgecolor=ROLE["waste"], hatch="////", lw=0))
+    ax.set_yticks(range(L), [f"{i} {kind.upper()}" for i, kind in enumerate(DIMS.layer_kinds)],
+                  fontsize=7.5)
+    ax.set_ylabel("layer")
+    ax.grid(False)
+    ax.set_xlim(-0.5, T - 0.5)
+    ax.set_title(f"{label}: {100 * rec.hit_rate:.0f}% hit over all {rec.positions} steps · here "
+                 f"{int(sub.sum())} substituted cells, {int(waste.sum())} wasted prefetches",
+                 fontsize=9.5)
+    return {f"{name}_hit_rate": rec.hit_rate, f"{name}_substituted_cells": int(sub.sum()),
+            f"{name}_wasted_cells": int(waste.sum()),
+            f"{name}_all_from_disk_cells": int((cls == 3).sum())}
+
+
+def routing_residency(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
+    s = setting(M, J, method, alpha, capacity)
+    arms = s.arms
+    k = s.route.k
+    metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label()}
+    with lab_figure(6.6) as fig:
+        axes = fig.subplots(len(SHOWN), 1, sharex=True)
+        for ax, name in zip(axes, SHOWN, strict=True):
+            label = {"both": "routing + prefetch (PILOT)"}.get(name, name)
+            metrics |= _panel(ax, name, label, arms[name], k)
+        shown = len(arms["stock"].cells[0])
+        axes[-1].set_xlabel(f"the first {shown} of {arms['stock'].positions} scored held-out "
+                            f"bytes (one decode step each), {s.words()}, {s.capacity}-slot "
+                            f"cache")
+        fig.legend(handles=[Patch(color=CMAP(i), label=c) for i, c in enumerate(CLASSES)]
+                   + [Patch(facecolor="none", edgecolor=ROLE["reference"], label="substituted"),
+                      Patch(facecolor="none", edgecolor=ROLE["waste"], hatch="////",
+                            label="prefetch evicted unused")],
+                   loc="outside lower center", ncols=3, fontsize=8)
+    return FigureResult(fig, metrics)

@@ -1,0 +1,129 @@
+"""Figure: the rank strip of one token and one layer. Every expert by router rank, coloured by
+residency; J and the window M marked (cache_prior: each resident's score lifted by its
+bonus); the chosen k with their kind; and the weights before and after alpha and the
+renormalisation, against stock's."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from core.routing import KINDS, select_experts
+from tabs.axes import plain_log
+from tabs.figure import FigureResult, lab_figure
+from tabs.palette import ROLE
+from tabs.routing.common import KIND_COLOUR, setting
+
+
+def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: dict, s) -> float:
+    E, k = len(scores), s.route.k
+    by_rank = scores[order]
+    floor = 10 ** math.floor(math.log10(max(by_rank.min(), 1e-9)))
+    colours = [ROLE["hit"] if res[e] else ROLE["empty"] for e in order]
+    ax.bar(np.arange(E), by_rank - floor, 0.7, bottom=floor, color=colours,
+           edgecolor=[ROLE["hit"] if res[e] else ROLE["neutral"] for e in order], lw=0.8)
+    for r, e in enumerate(order):
+        if int(e) in chosen:
+            kind = chosen[int(e)]
+            ax.bar(r, by_rank[r] - floor, 0.7, bottom=floor, fill=False,
+                   edgecolor=ROLE["reference"], lw=2.6)
+            ax.text(r, by_rank[r] * 1.5, kind.replace(" ", "\n"), ha="center", va="bottom",
+                    fontsize=9, fontweight="bold", color=KIND_COLOUR[kind])
+    lift = 0.0
+    if s.route.method == "cache_prior":
+        logs = np.log(np.maximum(scores, np.finfo(np.float32).tiny))
+        lift = float(s.route.lam * (logs.max() - logs.min()))
+        for r, e in enumerate(order):
+            if res[e]:
+                ax.annotate("", xy=(r, by_rank[r] * math.exp(lift)), xytext=(r, by_rank[r]),
+                            arrowprops={"arrowstyle": "-|>", "color": ROLE["hit"], "lw": 1.2})
+        ax.text(E - 0.5, 1.6, f"ranks on log score + λ·range·resident: each resident lifted "
+                f"×{math.exp(lift):.3g} (λ = {s.route.lam:.2f})", ha="right", va="bottom",
+                fontsize=8.5)
+    elif not s.route.stock:
+        for x, word in ((s.J - 0.5, f"J = {s.J}: ranks left of here are sacred"),
+                        (s.M - 0.5, f"window M = {s.M}: substitutes come from left of here")):
+            ax.axvline(x, color=ROLE["annotation"], ls="--", lw=1.2)
+            ax.text(x + 0.1, 1.6, word, fontsize=8.5, va="bottom",
+                    ha="left" if x < E / 2 else "right" if x > E - 4 else "left")
+    else:
+        ax.axvline(k - 0.5, color=ROLE["annotation"], ls="--", lw=1.2)
+        ax.text(k - 0.4, 1.6, f"stock: the true top-{k}", fontsize=8.5, va="bottom")
+    ax.set_yscale("log")
+    ax.set_ylim(floor, 8)
+    plain_log(ax.yaxis, floor, 1)
+    ax.set_xticks(np.arange(E), [f"{r}\ne{int(e)}" for r, e in enumerate(order)])
+    ax.set_xlim(-0.6, E - 0.4)
+    ax.set_xlabel("rank by router score (expert id below)")
+    ax.set_ylabel("router score (log)")
+    ax.grid(axis="x", visible=False)
+    ax.legend(handles=[Patch(facecolor=ROLE["hit"], label="resident"),
+                       Patch(facecolor=ROLE["empty"], edgecolor=ROLE["neutral"], label="cold"),
+                       Line2D([], [], color=ROLE["reference"], lw=2.6, label="chosen")],
+              loc="upper right", ncols=3, fontsize=8.5)
+    return lift
+
+
+def _weights(ax, scores: np.ndarray, order: np.ndarray, ids: list[int], before: np.ndarray,
+             after: np.ndarray, k: int) -> list[int]:
+    true = [int(e) for e in order[:k]]
+    stock = scores[true] / scores[true].sum()
+    shown = sorted(set(true) | set(ids), key=lambda e: int(np.flatnonzero(order == e)[0]))
+    x = np.arange(len(shown))
+    w = 0.26
+    series = (("stock: true top-k, renormalised", dict(zip(true, stock, strict=True)),
+               ROLE["reference"]),
+              ("chosen, before α", dict(zip(ids, before, strict=True)), ROLE["neutral"]),
+              ("chosen, after α and renormalising", dict(zip(ids, after, strict=True)),
+               ROLE["replay"]))
+    for j, (label, vals, colour) in enumerate(series):
+        ys = [vals.get(e, 0.0) for e in shown]
+        ax.bar(x + (j - 1) * w, ys, w, color=colour, label=label)
+        for xi, y in zip(x, ys, strict=True):
+            if y:
+                ax.text(xi + (j - 1) * w, y + 0.02, f"{y:.2f}", ha="center", va="bottom",
+                        fontsize=8.5)
+    rank = {int(e): r for r, e in enumerate(order)}
+    ax.set_xticks(x, [f"e{e} (rank {rank[e]})" for e in shown])
+    ax.set_ylim(0, 1.18)
+    ax.set_ylabel("mixing weight")
+    ax.set_title("Weights of the experts used: stock vs chosen (rows sum to 1)")
+    ax.grid(axis="x", visible=False)
+    ax.legend(loc="upper right", fontsize=8.5)
+    return shown
+
+
+def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
+    s = setting(M, J, method, alpha, capacity)
+    mo = s.sweep.moment
+    scores = np.array(mo.scores, dtype=np.float32)  # [E]
+    res = np.array(mo.resident, dtype=bool)  # [E]
+    sel = select_experts(torch.from_numpy(scores)[None], torch.from_numpy(res), s.route)
+    ids = [int(e) for e in sel.ids[0]]
+    kinds = [KINDS[int(c)] for c in sel.kind[0]]
+    order = np.array(sorted(range(len(scores)), key=lambda e: (-float(scores[e]), e)))
+    before = scores[ids] / scores[ids].sum()
+    after = sel.weights[0].numpy()
+    with lab_figure(6.4) as fig:
+        top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.5, 1]})
+        lift = _strip(top, scores, res, order, dict(zip(ids, kinds, strict=True)), s)
+        top.set_title(f"One token, one layer (step {mo.step}, layer {mo.layer}, a "
+                      f"{s.capacity}-slot cache): {s.words()} takes "
+                      f"{', '.join(f'e{e}' for e in ids)}: {int(sel.swaps[0])} substitute(s)")
+        _weights(bottom, scores, order, ids, before, after, s.route.k)
+    rank = {int(e): r for r, e in enumerate(order)}
+    metrics: dict[str, float | int | str] = {
+        "step": mo.step, "layer": mo.layer, "capacity": s.capacity, "setting": s.route.label(),
+        "resident": ",".join(f"e{e}" for e in range(len(res)) if res[e]),
+        "chosen": ",".join(f"e{e}" for e in ids),
+        "chosen_ranks": ",".join(str(rank[e]) for e in ids), "kinds": ",".join(kinds),
+        "swaps": int(sel.swaps[0]), "window": int(sel.window[0]), "cache_prior_lift": lift,
+    }
+    for i, e in enumerate(ids):
+        metrics[f"weight_before_alpha_e{e}"] = float(before[i])
+        metrics[f"weight_after_e{e}"] = float(after[i])
+    return FigureResult(fig, metrics)
