@@ -1,7 +1,10 @@
 """select_experts: which k experts each row uses, given the router's scores and what is resident.
 
-Pure and vectorised over rows (no Python loop over rows); naive_select_experts below is the
-per-row loop you would write on a whiteboard, and the tests hold the two equal.
+Pure. Past ROW_PATH rows it is vectorised (tensor ops and one SIMD sort of (score, id) keys,
+no Python loop over rows); a call of a few rows (decode has one) is chosen row by row with
+sorted(), which costs far less per call, and weights come from the same tensor expressions,
+so the two paths agree bit for bit. naive_select_experts below is the per-row loop you would
+write on a whiteboard, and the tests hold all three equal.
 
 Ranking: the true ranking of a row is its experts by descending score, ties to the lower id
 (a stable sort). The true top-k are its first k ranks. Methods (RouteConfig.method):
@@ -54,6 +57,8 @@ from core.routing.ranking import (
 )
 
 __all__ = ["Selection", "naive_select_experts", "select_experts", "top_ranks"]
+
+ROW_PATH = 4  # rows up to which a call is chosen row by row (decode calls have one)
 
 
 class Selection(NamedTuple):
@@ -123,19 +128,63 @@ def _cache_prior(s: torch.Tensor, keys: torch.Tensor, ranked_keys: torch.Tensor,
     return key_ids(mine), subst, kind
 
 
-def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig) -> Selection:
-    """scores [N, E] float32 router probabilities, resident bool [E] or [N, E] -> Selection."""
-    check_inputs(scores, resident, cfg)
-    N, E = scores.shape
+def _choose_rows(s: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig
+                 ) -> tuple[torch.Tensor, ...]:
+    """The same choice, one row at a time in Python: a decode call has one row, and a row of a
+    few experts is ranked far faster by sorted() than by the tensor ops above. Mass sums and
+    cache_prior's z' are the same tensor expressions as the vectorised path's, so both paths
+    agree bit for bit -> (ids, substitute mask, kind, window, stock ids)."""
+    N, E = s.shape
+    k, J = cfg.k, cfg.J
+    vals, flags = s.tolist(), resident.expand(N, E).tolist()
+    orders = [sorted(range(E), key=lambda e, v=v: (-v[e], e)) for v in vals]  # true rankings
+    windows = [k] * N
+    if cfg.method == "max_rank":
+        windows = [cfg.M] * N
+    elif cfg.method == "cum_prob":
+        pos_mass = s.clamp_min(0)  # [N, E]
+        goal = cfg.P * pos_mass.sum(1, keepdim=True)  # [N, 1]
+        mass = pos_mass.gather(1, torch.tensor(orders, dtype=torch.int64).view(N, E)).cumsum(1)
+        windows = torch.clamp((mass < goal).sum(1) + 1, min=k, max=E).tolist()
+    elif cfg.method == "cache_prior":
+        windows = [E] * N
+    zs = None
+    if cfg.method == "cache_prior" and cfg.lam != 0.0:
+        logs = s.clamp_min(TINY).log()  # [N, E]
+        span = logs.amax(1, keepdim=True) - logs.amin(1, keepdim=True)  # [N, 1]
+        zs = (logs + cfg.lam * span * resident.to(logs.dtype)).tolist()
+    ids, subst, kinds = [], [], []
+    for n, order in enumerate(orders):
+        if cfg.method in ("max_rank", "cum_prob"):
+            res, win = flags[n], windows[n]
+            fill = [r for r in range(J, win) if res[order[r]]][: k - J]
+            cold = [r for r in range(J, win) if not res[order[r]]][: k - J - len(fill)]
+            take = sorted([*range(J), *fill, *cold])
+            kind = [SACRED if r < J else RESIDENT_FILL if res[order[r]] else BACKFILL
+                    for r in take]
+        elif zs is not None:
+            z = zs[n]
+            rank = {e: r for r, e in enumerate(order)}
+            take = sorted(rank[e] for e in sorted(range(E), key=lambda e: (-z[e], e))[:k])
+            kind = [RESIDENT_FILL if r >= k else STOCK for r in take]
+        else:
+            take, kind = list(range(k)), [STOCK] * k
+        ids.append([order[r] for r in take])
+        subst.append([r >= k for r in take])
+        kinds.append(kind)
+    stock = [order[:k] for order in orders]
+    return (torch.tensor(ids, dtype=torch.int64).view(N, k),
+            torch.tensor(subst, dtype=torch.bool).view(N, k),
+            torch.tensor(kinds, dtype=torch.int8).view(N, k),
+            torch.tensor(windows, dtype=torch.int64).view(N),
+            torch.tensor(stock, dtype=torch.int64).view(N, k))
+
+
+def _choose(s: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig
+            ) -> tuple[torch.Tensor, ...]:
+    """The vectorised choice -> (ids, substitute mask, kind, window, stock ids)."""
+    N, E = s.shape
     k = cfg.k
-    bad = ~torch.isfinite(scores.sum(-1))  # [N] a non-finite score (or an overflowing sum)
-    any_bad = bool(bad.any())
-    s = scores
-    if any_bad:
-        finite = torch.isfinite(scores)  # [N, E]
-        bad = ~finite.all(-1)
-        any_bad = bool(bad.any())
-        s = scores.masked_fill(~finite, -math.inf)
     keys = rank_keys(s)  # [N, E] the true ranking's sort keys, by expert id
     ranked_keys = sorted_keys(keys)  # [N, E] in rank order
     m = k if cfg.method == "topk" or cfg.method == "cache_prior" else \
@@ -153,6 +202,27 @@ def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfi
         window.fill_(E)
     else:
         ids, subst, kind, window = _window_fill(s, ranked, resident.expand(N, E), cfg)
+    return ids, subst, kind, window, ranked[:, :k]
+
+
+def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig) -> Selection:
+    """scores [N, E] float32 router probabilities, resident bool [E] or [N, E] -> Selection.
+
+    Up to ROW_PATH rows are chosen row by row in Python (_choose_rows), more with tensor ops
+    (_choose); the two agree exactly (tests/core/routing/test_twin.py)."""
+    check_inputs(scores, resident, cfg)
+    N, E = scores.shape
+    k = cfg.k
+    bad = ~torch.isfinite(scores.sum(-1))  # [N] a non-finite score (or an overflowing sum)
+    any_bad = bool(bad.any())
+    s = scores
+    if any_bad:
+        finite = torch.isfinite(scores)  # [N, E]
+        bad = ~finite.all(-1)
+        any_bad = bool(bad.any())
+        s = scores.masked_fill(~finite, -math.inf)
+    choose = _choose_rows if N <= ROW_PATH else _choose
+    ids, subst, kind, window, stock = choose(s, resident, cfg)
     w = scores.gather(1, ids)  # [N, k]
     if cfg.method in ("max_rank", "cum_prob") and cfg.alpha < 1.0:
         w = torch.where(subst, w * cfg.alpha, w)
@@ -161,7 +231,7 @@ def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfi
     swaps = subst.sum(1)  # [N]
     if any_bad:
         b = bad[:, None]  # [N, 1]
-        ids = torch.where(b, ranked[:, :k], ids)
+        ids = torch.where(b, stock, ids)
         weights = torch.where(b, torch.full_like(weights, 1.0 / k), weights)
         kind = torch.where(b, torch.full_like(kind, STOCK), kind)
         swaps = torch.where(bad, 0, swaps)

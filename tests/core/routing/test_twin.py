@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.routing import METHODS, RouteConfig, naive_select_experts, select_experts
+from core.routing.select import ROW_PATH
 
 
 def _assert_same(a, b) -> None:
@@ -66,6 +67,24 @@ def test_fast_equals_naive_on_softmax_scores(seed: int, method: str) -> None:
     cfg = RouteConfig(method, k=4, J=1, M=10, P=0.8, alpha=0.5, lam=0.4)
     _assert_same(select_experts(scores, resident, cfg),
                  naive_select_experts(scores, resident, cfg))
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases())
+def test_row_path_equals_vectorised_path(case) -> None:
+    """Rows are independent: a batch (past ROW_PATH rows: the tensor path) equals its rows
+    selected one call each (the row-by-row path), bit for bit, weights included."""
+    scores, resident, cfg = case
+    N, E = scores.shape
+    reps = ROW_PATH + 1
+    big = scores.repeat(reps, 1)  # [reps * N, E]
+    res = resident.repeat(reps, 1) if resident.dim() == 2 else resident
+    whole = select_experts(big, res, cfg)
+    for i in range(N):
+        one = select_experts(scores[i : i + 1], resident[i : i + 1] if resident.dim() == 2
+                             else resident, cfg)
+        for name in one._fields:
+            assert torch.equal(getattr(whole, name)[i : i + 1], getattr(one, name)), name
 
 
 def test_stock_configs_equal_topk_bit_for_bit() -> None:
