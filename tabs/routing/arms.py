@@ -11,7 +11,7 @@ from matplotlib.patches import Patch
 from core.routing.disk import disk as disk_preset
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.routing.common import ARM_NAMES, ARM_WORDS, setting
+from tabs.routing.common import ARM_NAMES, setting
 from tabs.units import MIB
 
 FRACTION_WORDS = {8: "an eighth-size", 4: "a quarter-size", 2: "a half-size"}
@@ -19,7 +19,7 @@ FRACTION_WORDS = {8: "an eighth-size", 4: "a quarter-size", 2: "a half-size"}
 
 def _bars(ax, title: str, ylabel: str) -> np.ndarray:
     x = np.arange(len(ARM_NAMES))
-    ax.set_xticks(x, [ARM_WORDS[a] for a in ARM_NAMES])
+    ax.set_xticks(x, ARM_NAMES)
     ax.set_xlim(-0.6, len(ARM_NAMES) - 0.4)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
@@ -115,14 +115,14 @@ def routing_arms(M: int, J: int, method: str, alpha: float, capacity: str,
     arms, sw = s.arms, s.sweep
     frac = sw.n_experts_total // s.capacity
     with lab_figure(6.6) as fig:
-        (hit, nll), (mb, io) = fig.subplots(2, 2)
+        (hit, nll), (mb, io) = fig.subplots(2, 2, sharex=True)
         _hits(hit, arms, sw.belady_rate)
         _quality(nll, arms)
         _bytes(mb, arms)
         ms = _io(io, arms, disk)
         title = (f"{FRACTION_WORDS.get(frac, 'A')} cache ({s.capacity} of "
-                 f"{sw.n_experts_total} experts), {s.words()}, scored on "
-                 f"{arms['stock'].positions} held-out bytes, closed loop")
+                 f"{sw.n_experts_total} experts), {s.words()}; both = routing + PILOT "
+                 f"prefetch; {arms['stock'].positions} held-out bytes")
         fig.suptitle(title[0].upper() + title[1:], fontsize=10.5, x=0.01, ha="left")
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label(),
                                              "disk": disk, "belady_ceiling": sw.belady_rate,

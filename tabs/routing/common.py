@@ -29,8 +29,6 @@ CAPACITIES = capacities(DIMS)
 WINDOWS = windows(DIMS)
 DISK_NAMES = tuple(DISKS)
 ARM_NAMES = ("stock", "routing", "prefetch", "both")
-ARM_WORDS = {"stock": "stock", "routing": "routing", "prefetch": "prefetch\n(PILOT)",
-             "both": "routing +\nprefetch"}
 ARM_COLOUR = {"stock": ROLE["reference"], "routing": ROLE["rejected"],
               "prefetch": ROLE["prefetch"], "both": ROLE["replay"]}
 # One look per family of settings, on every figure: max_rank keeping the top expert (J = 1),
@@ -43,7 +41,7 @@ FAMILY_STYLE = {
 KIND_COLOUR = {"stock": ROLE["reference"], "sacred": ROLE["reference"],
                "resident fill": ROLE["hit"], "backfill": ROLE["miss"]}
 
-__all__ = ["ALPHAS", "ARM_COLOUR", "ARM_NAMES", "ARM_WORDS", "CAPACITIES", "DEFAULT", "DIMS",
+__all__ = ["ALPHAS", "ARM_COLOUR", "ARM_NAMES", "CAPACITIES", "DEFAULT", "DIMS",
            "DISK_NAMES", "FAMILY_STYLE", "KIND_COLOUR", "TAB_METHODS", "WINDOWS", "Setting",
            "family", "lam_of", "setting", "sweep"]
 
