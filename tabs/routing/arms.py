@@ -42,7 +42,7 @@ def _hits(ax, arms, belady: float) -> None:
     ax.legend(handles=[Patch(color=ROLE["hit"], label="already resident"),
                        Patch(color=ROLE["prefetch"], label="loaded ahead"),
                        Line2D([], [], color=ROLE["reference"], ls=":", lw=1.4,
-                              label=f"Belady, stock's requests ({100 * belady:.0f}%)")],
+                              label=f"Belady, open-loop replay ({100 * belady:.0f}%)")],
               loc="upper center", ncols=3, fontsize=7.5, handlelength=1.5, columnspacing=0.8)
 
 

@@ -84,7 +84,8 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.xaxis.set_minor_locator(NullLocator())
         ax.text(0.01, 100 * sw.belady_rate + 1.0,
-                f"Belady ceiling for stock's requests, {100 * sw.belady_rate:.0f}%\n"
+                f"Belady ceiling, stock's requests (open-loop replay), "
+                f"{100 * sw.belady_rate:.0f}%\n"
                 "(routing can beat it: it changes the requests)", ha="left", va="bottom",
                 fontsize=9, transform=ax.get_yaxis_transform())
         ys = [100 * p.record.hit_rate for pts in curves.values() for p in pts]
