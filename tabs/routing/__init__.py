@@ -15,7 +15,7 @@ from tabs.routing.meters import routing_meters
 from tabs.routing.predictors import routing_predictors
 from tabs.routing.residency import routing_residency
 from tabs.routing.strip import routing_rank_strip
-from tabs.spec import FigureSpec, LiveSpec, TabSpec
+from tabs.spec import Preset, FigureSpec, LiveSpec, TabSpec
 
 SETTING = ("M", "J", "method", "alpha", "capacity")
 
@@ -57,4 +57,14 @@ TAB = TabSpec(
     ),
     live=LiveSpec("routing_speed", "Modelled tokens/s, with compute measured live on this machine",
                   routing_speed, (*SETTING, "disk")),
+    presets=(
+        Preset("Swap the top expert too", "J = 0: nothing is sacred; watch the hit rate and "
+               "the quality cost both jump.", {"J": 0}),
+        Preset("The prior instead of a window", "cache_prior ranks on score plus a bonus for "
+               "residency; compare its frontier with max_rank's.", {"method": "cache_prior"}),
+        Preset("A small cache", "Sixteen slots, an eighth of the experts: every lever matters "
+               "more.", {"capacity": "16"}),
+        Preset("Reading from a hard disk", "Loads are slow: the live panel shows whether "
+               "prefetching still pays.", {"disk": "HDD"}),
+    ),
 )
