@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import gradio as gr
 
-from tabs.controls import Slider
 from tabs.share import parse_query
 from tabs.spec import run_params
-from tabs.ui import BuiltTab, draw_all
+from tabs.ui import BuiltTab
+from tabs.ui_draw import control_updates, draw_all
 
 
 def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown,
@@ -27,14 +27,8 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown,
                                        + "\n".join(f"- {n}" for n in r.notes),
                                        visible=bool(r.notes)), r.tab.id]
         for b in built:
-            for c in b.tab.controls:
-                if b.tab is not r.tab or c.name not in query:
-                    out.append(gr.skip())
-                elif isinstance(c, Slider) and c.max_from:
-                    out.append(gr.update(value=r.values[c.name],
-                                         maximum=c.max_given(r.values[c.max_from])))
-                else:
-                    out.append(gr.update(value=r.values[c.name]))
+            out += (control_updates(b.tab, r.values, only=set(query)) if b.tab is r.tab
+                    else [gr.skip()] * len(b.tab.controls))
         return out
 
     def draw(tab_id: str, *values: object) -> list[object]:

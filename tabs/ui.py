@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import base64
-import logging
 from dataclasses import dataclass
 
 import gradio as gr
-from gradio.components.plot import PlotData
 from gradio.context import get_render_context
-from matplotlib.figure import Figure
 
 from core.errors import ParamError
 from tabs.controls import Check, Control, Slider, Text
-from tabs.figure import lab_figure, render_png
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.metrics import to_markdown
-from tabs.spec import FigureSpec, LiveSpec, RunSpec, TabSpec, render, render_live, run_params
+from tabs.spec import LiveSpec, RunSpec, TabSpec, render, render_live, run_params
+from tabs.ui_draw import _handler, control_updates, draw_all, plot_data
 
-
-log = logging.getLogger("serving_lab")
+__all__ = ["BuiltTab", "_handler", "build_tab", "draw_all", "plot_data"]
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
@@ -50,42 +45,8 @@ def _component(c: Control, tab: TabSpec) -> gr.components.Component:
     )
 
 
-def plot_data(figure: Figure) -> PlotData:
-    """What gr.Plot(format="png") serves for a matplotlib figure, drawn by render_png under the
-    lab's draw lock (gr.Plot's own savefig would draw outside it)."""
-    png = base64.b64encode(render_png(figure)).decode("ascii")
-    return PlotData(type="matplotlib", plot=f"data:image/png;base64,{png}")
-
-
 def _triggers(c: Control, comp: gr.components.Component) -> list:
     return [comp.release] if isinstance(c, Slider) else [comp.change]
-
-
-def error_figure(fig: FigureSpec, err: Exception) -> Figure:
-    """What a figure that failed to draw shows in its own place (the rest of the tab lives)."""
-    with lab_figure(1.6) as f:
-        ax = f.add_subplot()
-        ax.set_axis_off()
-        ax.text(0, 0.5, f"This figure could not be drawn for these settings:\n"
-                f"{type(err).__name__}: {str(err)[:200]}\nThe other figures are unaffected.",
-                transform=ax.transAxes, va="center", fontsize=11, color="#B00020")
-        ax.set_title(fig.title, loc="left")
-    return f
-
-
-def _handler(fig: FigureSpec, tab: TabSpec):
-    def handle(*values: object):
-        try:
-            result = render(fig, tab, dict(zip(fig.params, values, strict=True)))
-        except ParamError as e:
-            raise gr.Error(str(e)) from None
-        except Exception as e:  # a bug in one figure must not take the tab down
-            log.exception("figure %s failed for %s", fig.name, values)
-            return plot_data(error_figure(fig, e)), f"**Not drawn:** {type(e).__name__}: {e}"
-        return plot_data(result.figure), to_markdown(result.metrics)
-
-    handle.__name__ = fig.name
-    return handle
 
 
 def _live_handler(live: LiveSpec, tab: TabSpec):
@@ -172,21 +133,10 @@ class BuiltTab:
     run_text: gr.Markdown | None
 
 
-def draw_all(tab: TabSpec, values: dict[str, object]) -> list[object]:
-    """Plot and table of every figure of tab for values (validated here), in figure order."""
-    out: list[object] = []
-    for fig in tab.figures:
-        out += list(_handler(fig, tab)(*[values[p] for p in fig.params]))
-    return out
-
-
 def _reset_handler(tab: TabSpec):
     def handle() -> list[object]:
         d = tab.defaults()
-        ups = [gr.update(value=d[c.name], maximum=c.max_given(d[c.max_from]))
-               if isinstance(c, Slider) and c.max_from else gr.update(value=d[c.name])
-               for c in tab.controls]
-        return [*ups, *draw_all(tab, d)]
+        return [*control_updates(tab, d), *draw_all(tab, d)]
 
     return handle
 
@@ -199,10 +149,7 @@ def _preset_handler(tab: TabSpec):
         if preset is None:
             return [gr.skip()] * (1 + len(tab.controls) + 2 * len(tab.figures))
         values = {**tab.defaults(), **preset.values}
-        ups = [gr.update(value=values[c.name], maximum=c.max_given(values[c.max_from]))
-               if isinstance(c, Slider) and c.max_from else gr.update(value=values[c.name])
-               for c in tab.controls]
-        return [f"*{preset.why}*", *ups, *draw_all(tab, values)]
+        return [f"*{preset.why}*", *control_updates(tab, values), *draw_all(tab, values)]
 
     return handle
 
@@ -221,19 +168,17 @@ def _link_handler(tab: TabSpec):
     return handle
 
 
-def build_tab(tab: TabSpec, opens_with: gr.Blocks | None = None) -> BuiltTab:
+def build_tab(tab: TabSpec) -> BuiltTab:
     """Lay out the lesson, controls, figures and metrics inside the current gr.Tab.
 
-    Figures are drawn when the tab opens (its select event, or `opens_with.load` for the tab
-    the page opens on), not while the app is built: startup then costs no figure at all. Built
-    outside a gr.Tab with no opens_with, the default figures are drawn at once.
+    Figures are drawn when the tab opens (its select event; the page's load draws the tab it
+    opens on, tabs/shell.py), not while the app is built: startup then costs no figure at all.
+    Built outside a gr.Tab, the default figures are drawn at once.
     """
     comps: dict[str, gr.components.Component] = {}
     outputs: dict[str, tuple[gr.Plot, gr.Markdown]] = {}
     opened = get_render_context()  # the enclosing gr.Tab: its select event opens the live text
     on_open = [opened.select] if isinstance(opened, gr.Tab) else []
-    if opens_with is not None:
-        on_open.append(opens_with.load)
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):
             if tab.presets:
