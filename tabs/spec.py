@@ -71,7 +71,8 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class TabSpec:
-    """One tab: a lesson beside 2-6 controls (the first is the hero), its figures and an
+    """One tab: a lesson beside 2-6 up-front controls (the first is the hero) plus up to 3
+    secondary ones named in `more` (folded under "More controls"; 8 in all), its figures and an
     optional live text panel."""
 
     id: str
@@ -81,10 +82,16 @@ class TabSpec:
     live: LiveSpec | None = None
     run: RunSpec | None = None
     presets: tuple[Preset, ...] = ()
+    more: tuple[str, ...] = ()  # secondary controls (seed, dtype, ...), folded in the UI
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.controls]
-        assert 2 <= len(names) <= 6, f"tab {self.id}: 2-6 controls, got {len(names)}"
+        assert 2 <= len(names) <= 8, f"tab {self.id}: 2-8 controls, got {len(names)}"
+        assert set(self.more) <= set(names), f"tab {self.id}: more names unknown controls"
+        assert names[0] not in self.more, f"tab {self.id}: the hero cannot be folded"
+        up_front = len(names) - len(self.more)
+        assert 2 <= up_front <= 6, f"tab {self.id}: 2-6 up-front controls, got {up_front}"
+        assert len(self.more) <= 3, f"tab {self.id}: at most 3 folded controls"
         assert len(set(names)) == len(names), f"tab {self.id}: duplicate control names"
         for c in self.controls:
             if isinstance(c, Slider) and c.max_from is not None:
