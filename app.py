@@ -18,6 +18,9 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import gradio as gr  # noqa: E402
 import torch  # noqa: E402
 
+from starlette.middleware import Middleware  # noqa: E402
+
+from tabs.body_limit import MAX_BODY_BYTES, BodyLimit  # noqa: E402
 from tabs.figure import freeze_heap, render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
@@ -62,8 +65,10 @@ def launch_kwargs() -> dict:
     # js: the lab pins the light theme on purpose: its figures are drawn on white with the
     # role palette, and a dark page around white figures (or dark figures in a light export)
     # would make one of the two hard to read on a projector.
+    # app_kwargs: every request body is bounded (tabs/body_limit.py); the lab takes no uploads.
     return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": [],
-            "show_error": True, "js": PIN_LIGHT}
+            "show_error": True, "js": PIN_LIGHT,
+            "app_kwargs": {"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)]}}
 
 
 PIN_LIGHT = """() => {
