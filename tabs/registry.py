@@ -17,18 +17,21 @@ from tabs.routing import TAB as ROUTING
 from tabs.serve import TAB as SERVE
 from tabs.spec import FigureSpec, TabSpec
 
+# The order follows one request: what it is (Overview, Model), its path through the engine
+# (prefix lookup, pages, expert loads and the policies and routing behind them, speculative
+# decoding and its rollback, the whole engine live), then the fleet that chose its cluster.
 REGISTRY: tuple[TabSpec, ...] = (
     OVERVIEW,
-    KDA_REPLAY,
-    REPLAY_RING,
+    MODEL,
+    PREFIX,
+    PAGING,
     EXPERT_CACHE,
     CACHE_POLICIES,
     ROUTING,
-    MODEL,
-    PAGING,
-    PREFIX,
-    SERVE,
     ENGINE,
+    KDA_REPLAY,
+    REPLAY_RING,
+    SERVE,
     FLEET_RING,
     FLEET_SIM,
 )
