@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import io
+import math
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,10 +16,19 @@ import matplotlib
 import matplotlib.style
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 STYLE_PATH = Path(__file__).resolve().parent.parent / "assets" / "lab.mplstyle"
 DPI = 100
 WIDTH_IN = 10.0
+
+# Presentation mode: the same pixels, drawn for a projector. The figure gets 1/PRESENT_SCALE of
+# its inches at PRESENT_SCALE x the dpi, so every point-sized font, line and marker is
+# PRESENT_SCALE x larger in pixels. Shown 980 px wide (full width in a 1024 px window), the
+# style's smallest text (8 pt ticks and legends) comes out at 8 x 1.75 x 100/72 x 0.98 = 19.1
+# CSS px >= 14 pt (18.7 px); smaller explicit sizes are raised to PRESENT_MIN_PT.
+PRESENT_SCALE = 1.75
+PRESENT_MIN_PT = 8.0
 
 MetricValue = int | float | str | bool
 
@@ -44,14 +55,67 @@ class FigureResult:
 DRAW_LOCK = threading.RLock()
 
 
+# NOTE: a ContextVar, not a global or rcParams: each Gradio worker thread (and each request's
+# context) sees its own flag, so one session presenting never enlarges another's figures.
+_PRESENTING: ContextVar[bool] = ContextVar("presenting", default=False)
+
+
+@contextmanager
+def presenting(on: bool = True) -> Iterator[None]:
+    """Within this block, lab_figure draws projector-sized text (same PNG pixel size)."""
+    token = _PRESENTING.set(on)
+    try:
+        yield
+    finally:
+        _PRESENTING.reset(token)
+
+
+def is_presenting() -> bool:
+    return _PRESENTING.get()
+
+
+def _present_inches(inches: float) -> float:
+    """Inches at DPI * PRESENT_SCALE that give exactly the pixels `inches` gives at DPI.
+
+    Agg truncates the canvas size to whole pixels (4.6 in at 100 dpi is 459 px, as 4.6 * 100 is
+    459.99999999999994), so the quotient is nudged up by ulps until it reaches that count."""
+    px, dpi = math.floor(inches * DPI), DPI * PRESENT_SCALE
+    out = px / dpi
+    while out * dpi < px:
+        out = math.nextafter(out, math.inf)
+    return out
+
+
+def _raise_small_text(fig: Figure, min_pt: float) -> None:
+    """Every text below min_pt goes up to it, ticks still to be made included (per artist:
+    never rcParams)."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for which, ticks in (("major", axis.get_major_ticks(1)),
+                                 ("minor", axis.get_minor_ticks(1))):
+                if ticks[0].label1.get_fontsize() < min_pt:
+                    axis.set_tick_params(which=which, labelsize=min_pt)
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < min_pt:
+            text.set_fontsize(min_pt)
+
+
 @contextmanager
 def lab_figure(height_in: float, width_in: float = WIDTH_IN) -> Iterator[Figure]:
     """Yield a new Figure with constrained layout, built under DRAW_LOCK. On exit the layout is
-    solved once and then frozen (the engine dropped), so a later savefig only draws."""
+    solved once and then frozen (the engine dropped), so a later savefig only draws. Under
+    presenting(), the same pixels hold projector-sized text (see PRESENT_SCALE)."""
+    present = _PRESENTING.get()
     with DRAW_LOCK:
-        fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained")
+        if present:
+            size = (_present_inches(width_in), _present_inches(height_in))
+            fig = Figure(figsize=size, dpi=DPI * PRESENT_SCALE, layout="constrained")
+        else:
+            fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained")
         FigureCanvasAgg(fig)
         yield fig
+        if present:
+            _raise_small_text(fig, PRESENT_MIN_PT)
         engine = fig.get_layout_engine()
         if engine is not None:
             engine.execute(fig)
