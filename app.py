@@ -17,7 +17,6 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 import torch  # noqa: E402
-
 from starlette.middleware import Middleware  # noqa: E402
 
 from tabs.body_limit import MAX_BODY_BYTES, BodyLimit  # noqa: E402
@@ -28,6 +27,7 @@ from tabs.spec import render  # noqa: E402
 from tabs.sheet import render_svg, write_sheet  # noqa: E402
 from tabs.shell import wire_page_load  # noqa: E402
 from tabs.ui import build_tab  # noqa: E402
+from tabs.warm import warm_in_background  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 TITLE = "Serving Lab: serving a hybrid KDA + MLA mixture of experts, live"
@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     n_figures = len(all_figures())
     print(f"Serving Lab: {len(REGISTRY)} tabs, {n_figures} figures (each tab draws when opened)",
           flush=True)
+    warm_in_background()  # the seconds-long sweeps some tabs read, computed after startup
     build_app().launch(server_name=args.host, server_port=args.port, **launch_kwargs())
     return 0
 

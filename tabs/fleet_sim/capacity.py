@@ -10,6 +10,7 @@ the highlighted router.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import replace
 from functools import lru_cache
 
@@ -37,9 +38,17 @@ RATES = (20, 40, 60, 70, 80, 100)
 LOAD_TOP = 2.0  # prefill-load axis top; larger loads sit on the edge (none at the defaults)
 
 
-@lru_cache(maxsize=1)
+_LOCK = threading.Lock()  # single flight: the warm-up thread and a first draw share one run
+
+
 def sweeps() -> tuple[LoadSweep, LoadSweep]:
     """(healthy, with c0 down FAIL_AT to FAIL_AT + DOWN_S) on trace seed SEED, every router."""
+    with _LOCK:
+        return _sweeps()
+
+
+@lru_cache(maxsize=1)
+def _sweeps() -> tuple[LoadSweep, LoadSweep]:
     failing = fleet_config(ROUTERS[0], FAIL_AT)  # load_sweep sets the router of each row
     trace = replace(DEMO_TRACE, seed=SEED)
     return load_sweep(RATES, trace, failing.without_failure()), load_sweep(RATES, trace, failing)

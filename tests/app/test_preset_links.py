@@ -1,0 +1,42 @@
+"""Every preset of every tab, through the running server: the preset's share link parses back
+to exactly its values, and the figure the preset changes, called through its endpoint with
+the values read from that link, is the PNG the figure function draws directly (the first
+figure it changes; tests/figures/test_presets.py draws every figure it changes). (Chromium opens
+one preset and one share link in tests/e2e; this covers the rest without a browser per case.)
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+import pytest
+from gradio_client import Client
+
+from tabs.figure import render_png
+from tabs.registry import REGISTRY
+from tabs.share import link_query, parse_query
+from tabs.spec import render
+from tests.app.test_api import png_of
+
+pytestmark = pytest.mark.app
+CASES = [(t, p) for t in REGISTRY for p in t.presets]
+
+
+@pytest.fixture(scope="module")
+def client(app_url):
+    c = Client(app_url, verbose=False)
+    yield c
+    c.close()
+
+
+@pytest.mark.parametrize(("tab", "preset"), CASES, ids=[f"{t.id}-{p.name}" for t, p in CASES])
+def test_preset_link_restores_its_figures_through_the_server(client, tab, preset):
+    values = {**tab.defaults(), **preset.values}
+    restored = parse_query(dict(parse_qsl(link_query(tab, values))))
+    assert restored.tab is tab and restored.notes == ()
+    assert restored.values == values
+    touched = [f for f in tab.figures if set(f.params) & set(preset.values)]
+    assert touched
+    fig = touched[0]
+    plot, _ = client.predict(*[restored.values[p] for p in fig.params], api_name=f"/{fig.name}")
+    assert png_of(plot) == render_png(render(fig, tab, values).figure), fig.name
