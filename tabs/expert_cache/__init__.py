@@ -6,35 +6,43 @@ from core.experts.scenarios import MAX_TOPK, SCENARIOS
 from tabs.controls import Choice, Slider
 from tabs.expert_cache.common import SLOTS
 from tabs.expert_cache.counters import cache_counters
-from tabs.expert_cache.hit_rates import cache_hit_rates
+from tabs.expert_cache.hit_rates import cache_hit_rates, cache_scenarios
 from tabs.expert_cache.slot_map import cache_slot_map
 from tabs.spec import Preset, FigureSpec, TabSpec
 
 PARAMS = ("slots", "scenario", "topk", "schedule", "seed")
+STEPPED = (*PARAMS, "token")
 
 TAB = TabSpec(
     id="expert_cache",
     title="Expert cache",
     controls=(
         SLOTS,
-        Choice("scenario", "Scenario", SCENARIOS, "prefetch then consume", demo="reset window"),
+        Choice("scenario", "Scenario", SCENARIOS, "consume one only", demo="reset window"),
         Slider("topk", "Top-k (experts per token)", 1, MAX_TOPK, 4, demo=2, max_from="slots",
                max_offset=-1, info="At most slots - 1: follows the slots slider."),
         Slider("schedule", "Schedule length (tokens after the probe)", 4, 24, 12, demo=16),
         Slider("seed", "Routing seed", 0, 99, 0, demo=7),
+        Slider("token", "Show up to token (0: the opening probe)", 0, 24, 12, demo=3,
+               max_from="schedule", info="Step through the slot map and its counters; the last "
+               "token shows the whole run (chunks under pressure)."),
     ),
     figures=(
-        FigureSpec("cache_slot_map", "Slot map over time: state, origin, pins, evictions",
-                   cache_slot_map, PARAMS),
-        FigureSpec("cache_counters", "Counters per window: the two ledgers balance",
-                   cache_counters, PARAMS),
-        FigureSpec("cache_hit_rates", "Raw vs aggregate vs exact hit rates",
+        FigureSpec("cache_hit_rates", "Naive vs exact reuse, window by window",
                    cache_hit_rates, PARAMS),
+        FigureSpec("cache_slot_map", "Slot map over time, step by step: state, origin, pins, "
+                   "evictions", cache_slot_map, STEPPED),
+        FigureSpec("cache_counters", "Counters per window at that step: the two ledgers balance",
+                   cache_counters, STEPPED),
+        FigureSpec("cache_scenarios", "Every scenario: where the subtraction goes wrong",
+                   cache_scenarios, PARAMS),
     ),
     presets=(
-        Preset("Prefetched once, used once", "The naive aggregate counts reuse that never "
-               "happened: compare it with the exact counters.",
-               {"scenario": "consume one only"}),
+        Preset("Step through", "Token 0 only: one batch, then its first expert got k times. "
+               "Move the token slider up one token at a time.", {"token": 0}),
+        Preset("Prefetched once, used once", "Every prefetch is used once, in its window: the "
+               "naive subtraction is right here, and only here.",
+               {"scenario": "prefetch then consume"}),
         Preset("Counters reset mid-flight", "Loads counted in one window, used in the next: "
                "the naive aggregate goes wrong.", {"scenario": "reset window"}),
         Preset("A truncated shard", "Short reads publish nothing and claim no bytes.",

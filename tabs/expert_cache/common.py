@@ -13,6 +13,14 @@ SLOTS = Slider("slots", f"Slots (budget = slots × {STRIDE:,} B)", 5, 16, 8, dem
                info="The hero: fewer slots, more evictions. Must be at least top-k + 1.")
 
 
+FS = 9  # the smallest text on these figures (pt): legible at a 1024-px browser width
+
+
+def legible(ax) -> None:
+    """Tick labels at FS at least (the lab style draws them at 8 pt)."""
+    ax.tick_params(labelsize=FS)
+
+
 def scenario_run(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> ScenarioRun:
     """The recorded run for these controls (slots checked against topk and the slider's range
     first, by name; the engine itself allows up to 24)."""

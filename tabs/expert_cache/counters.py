@@ -7,19 +7,24 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from core.experts.scenarios import EXPERT_BYTES
-from tabs.expert_cache.common import scenario_run, tint
+from core.experts.scenarios.progress import progress
+from tabs.expert_cache.common import FS, legible, scenario_run, tint
+from tabs.expert_cache.slot_map import where_words
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
 PENDING = tint("prefetch", 0.55)  # pale blue, as pending slots on the slot map
-GRID = {"height_ratios": [1, 1, 0.8], "left": 0.065, "right": 0.735, "top": 0.965,
-        "bottom": 0.085, "hspace": 0.32}
+GRID = {"height_ratios": [1, 1, 0.8], "left": 0.065, "right": 0.69, "top": 0.9,
+        "bottom": 0.1, "hspace": 0.42}
 
 
-def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> FigureResult:
+def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: int,
+                   token: int) -> FigureResult:
     run = scenario_run(slots, scenario, topk, schedule, seed)
-    ws = run.windows
+    p = progress(run, token)
+    ws = p.windows  # the counters as they stand after the shown steps; later windows absent
     x = np.arange(len(ws))
+    n_all = len(run.windows)
 
     st = [w.stats for w in ws]
     res = np.array([s.hits_resident for s in st])  # (W,) per window
@@ -34,13 +39,13 @@ def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: in
     drops = np.array([s.drops for s in st])
     failed = np.array([s.failed_reads for s in st])
     honest = all(w.claims_only_published for w in ws)
-    with lab_figure(6.6) as fig:
+    with lab_figure(7.0) as fig:
         fig.set_layout_engine("none")  # fixed margins: constrained layout costs ~250 ms here
         a, b, c = fig.subplots(3, 1, sharex=True, gridspec_kw=GRID)
         ha = _stack(a, x, 0.7, [(res, ROLE["hit"], None, "hits_resident (reuse)"),
                            (pre, ROLE["prefetch"], None, "hits_prefetched (first use)"),
                            (miss, ROLE["miss"], None, "misses (failed ones too)")])
-        a.set_title("Gets: every get is exactly one of a resident hit, a prefetched hit or a miss")
+        a.set_title("Gets: each is a resident hit, a prefetched hit or a miss")
         a.set_ylabel("gets per window")
         w = 0.36
         hb = _stack(b, x - w / 2 - 0.02, w, [
@@ -51,36 +56,45 @@ def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: in
             (pre, ROLE["hit"], None, "out: consumed (hits_prefetched)"),
             (wasted, ROLE["waste"], None, "out: prefetch_wasted"),
             (pending, PENDING, "///", "out: prefetch_pending")])
-        b.set_title("Loaded ahead of demand (left bar) = consumed + wasted + still pending "
-                    "(right bar)")
+        b.set_title("Loaded ahead (left bar) = consumed + wasted + pending (right bar)")
         b.set_ylabel("experts per window")
         hc = [h for off, part in ((-0.25, (ev, ROLE["neutral"], None, "evictions")),
                                   (0.0, (drops, ROLE["reference"], None, "drops")),
                                   (0.25, (failed, ROLE["inflight"], None, "failed_reads")))
               for h in _stack(c, x + off, 0.25, [part])]
-        c.set_title("Evictions, drops and reads that never completed")
+        c.set_title("Evictions, drops, reads that never completed")
         c.set_ylabel("events per window")
         check = "✓" if honest else "✗"
-        c.text(1.02, 0.42, f"{check} in every window:\n  bytes_read = {EXPERT_BYTES:,} B\n"
+        c.text(1.02, 0.3, f"{check} in every window:\n  bytes_read = {EXPERT_BYTES:,} B\n"
                "  × loads that published;\n  a failed read claims 0 B", transform=c.transAxes,
-               ha="left", va="top", fontsize=8)
-        tops = ((res + pre + miss).max(),
-                np.maximum(reads + warm + carried, pre + wasted + pending).max(),
-                max(ev.max(), failed.max(), 1))
+               ha="left", va="top", fontsize=FS)
+        fig.suptitle(f"Counters, {scenario}: {where_words(run, p)}", x=0.065, ha="left",
+                     fontsize=11, fontweight="bold")
+        tops = ((res + pre + miss).max(initial=0),
+                np.maximum(reads + warm + carried, pre + wasted + pending).max(initial=0),
+                max(ev.max(initial=0), failed.max(initial=0), 1))
         for ax, top, handles in zip((a, b, c), tops, (ha, hb, hc), strict=True):
             ax.set_ylim(0, top * 1.2 + 1)
             ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
-            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0),
-                      fontsize=7.5, borderaxespad=0.0)
-        c.set_xticks(x, [f"w{i}" for i in x], fontsize=7 if len(ws) > 16 else 8)
-        c.set_xlim(-0.6, len(ws) - 0.4)
-        c.set_xlabel(f"counter window (reset_stats between windows), {scenario}: {slots} slots, "
-                     f"top-{topk}")
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.05),
+                      fontsize=FS, borderaxespad=0.0)
+            if len(ws) < n_all:  # windows still to come: not drawn yet
+                ax.axvspan(len(ws) - 0.5, n_all - 0.4, color=ROLE["empty"], lw=0, zorder=0)
+            legible(ax)
+        every = 1 if n_all <= 16 else 2
+        c.set_xticks(np.arange(0, n_all, every), [f"w{i}" for i in range(0, n_all, every)])
+        c.set_xlim(-0.6, n_all - 0.4)
+        if not p.complete and ws:
+            c.text(len(ws) - 1, -0.17, "▲ still open", transform=c.get_xaxis_transform(),
+                   ha="center", va="top", fontsize=FS, color=ROLE["annotation"])
+        c.set_xlabel(f"counter window (the counters reset between windows); {slots} slots, "
+                     f"top-{topk}", labelpad=16 if not p.complete else 4)
     metrics = {
+        "token": token, "steps_shown": p.shown, "complete": p.complete,
         "windows": len(ws), "hits_resident": int(res.sum()), "hits_prefetched": int(pre.sum()),
         "misses": int(miss.sum()), "prefetch_reads": int(reads.sum()),
         "warm_reads": int(warm.sum()),
-        "prefetch_wasted": int(wasted.sum()), "prefetch_pending_end": int(pending[-1]),
+        "prefetch_wasted": int(wasted.sum()), "prefetch_pending_end": int(pending[-1]) if ws else 0,
         "evictions": int(ev.sum()), "drops": int(drops.sum()), "failed_reads": int(failed.sum()),
         "bytes_read": sum(s.bytes_read for s in st),
         "bytes_match_published_loads": honest,

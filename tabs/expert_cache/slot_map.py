@@ -1,98 +1,131 @@
-"""Figure: the slot map over time: state and origin per slot, expert ids, pins, evictions, waste."""
+"""Figure: the slot map over time, revealed up to a token. Top: what each slot holds after each
+step (state and origin, expert ids, pins, counter windows). Bottom: what each step threw away
+or failed to read (evictions, wasted prefetches, failed reads, the shard cut)."""
 
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from tabs.expert_cache.common import cell_role, scenario_run, tint
+from core.experts.scenarios.progress import Progress, progress
+from tabs.expert_cache.common import FS, cell_role, legible, scenario_run, tint
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
 IDLE_TINT = 0.55  # slots not touched in a step are drawn lighter
+FUTURE = (0.985, 0.985, 0.985)  # steps after the shown token: not drawn yet
 KIND_LETTER = {"prefetch": "P", "consume": "G", "warm": "W"}
-MARGINS = {"left": 0.075, "right": 0.815, "top": 0.905, "bottom": 0.135}
-AXES_PX = 740  # the plot's width in pixels at 10 in and 100 dpi
+GRID = {"height_ratios": [3.2, 1], "left": 0.075, "right": 0.79, "top": 0.9, "bottom": 0.13,
+        "hspace": 0.3}
+AXES_PX = 715  # the plot's width in pixels at 10 in and 100 dpi
 
 
-def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> FigureResult:
+def where_words(run, p: Progress) -> str:
+    """What the figures show, plainly: which token, which step, and whether that is all."""
+    unit = "chunk" if run.name == "pressure" else "token"
+    if p.shown == 0:
+        return f"token {p.token}: no step yet"
+    st = run.steps[p.current]
+    at = "the opening" if st.group in ("probe", "setup") else (
+        f"{unit} {st.group[1:]}" if unit == "chunk" else f"token {st.group[1:]}")
+    if p.complete:
+        past = "" if p.token <= p.last_token else f" (asked {p.token}: past the end)"
+        return f"all {p.total} steps{past}"
+    return f"up to {at}: step {p.shown} of {p.total}"
+
+
+def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: int,
+                   token: int) -> FigureResult:
     run = scenario_run(slots, scenario, topk, schedule, seed)
-    steps, n = run.steps, run.slots
-    failures = any(st.failed for st in steps)
-    rows = n + failures  # an extra row counts reads that could not complete
-    img = np.ones((rows, len(steps), 3))
-    for j, st in enumerate(steps):
+    p = progress(run, token)
+    steps, n, shown = run.steps, run.slots, p.shown
+    img = np.ones((n, len(steps), 3))
+    img[:, :] = FUTURE
+    for j, st in enumerate(steps[:shown]):
         for s, c in enumerate(st.slots):
             img[s, j] = tint(cell_role(c), 0.0 if s in st.touched else IDLE_TINT)
     cell_px = AXES_PX / len(steps)
-    with lab_figure(4.9) as fig:
+    with lab_figure(6.0) as fig:
         fig.set_layout_engine("none")  # fixed margins: constrained layout costs 100s of ms here
-        ax = fig.subplots(gridspec_kw=MARGINS)
-        ax.imshow(img, aspect="auto", extent=(-0.5, len(steps) - 0.5, rows - 0.5, -0.5))
-        if failures:
-            ax.axhline(n - 0.5, color=ROLE["annotation"], lw=0.8)
+        ax, ev = fig.subplots(2, 1, sharex=True, gridspec_kw=GRID)
+        ax.imshow(img, aspect="auto", extent=(-0.5, len(steps) - 0.5, n - 0.5, -0.5))
         ax.grid(False)
         if cell_px >= 13:
-            _ids(ax, steps, min(8.0, 0.45 * cell_px))
-        pins = [(j, s) for j, st in enumerate(steps) for s, c in enumerate(st.slots) if c.pinned]
+            _ids(ax, steps[:shown], min(8.5, 0.5 * cell_px))
+        pins = [(j, s) for j, st in enumerate(steps[:shown]) for s, c in enumerate(st.slots)
+                if c.pinned]
         if pins:
             px, py = np.array(pins, float).T
-            ax.plot(px + 0.32, py - 0.3, "s", ms=4.5, mfc=ROLE["pinned"], mec="black", mew=0.6)
-        _evictions(ax, steps)
-        for j, st in enumerate(steps):
-            if st.failed:
-                ax.add_patch(Rectangle((j - 0.5, n - 0.5), 1, 1, fc=tint("inflight", 0.35)))
-                mark = f"✗{len(st.failed)}" if cell_px >= 20 else str(len(st.failed))
-                ax.text(j, n, mark, ha="center", va="center", fontsize=7)
-            if st.cut_before:
-                ax.axvline(j - 0.5, color=ROLE["miss"], lw=1.6)
-                ax.text(j - 0.4, n - 0.6, "✂ shard cut here", color=ROLE["miss"], fontsize=8,
-                        va="bottom", ha="left", rotation=90, fontweight="bold")
-        _windows(ax, run)
+            ax.plot(px + 0.32, py - 0.3, "s", ms=5, mfc=ROLE["pinned"], mec="black", mew=0.6)
+        _windows(ax, run, shown)
+        if shown < len(steps):
+            ax.text((shown + len(steps) - 1) / 2, (n - 1) / 2, "steps to come", ha="center",
+                    va="center", fontsize=10, color=ROLE["neutral"])
+        if shown:
+            ax.add_patch(Rectangle((p.current - 0.5, -0.5), 1, n, fill=False, lw=2.2,
+                                   ec=ROLE["reference"], zorder=6, clip_on=False))
         ax.set_xlim(-0.5, len(steps) - 0.5)
-        ax.set_ylim(rows - 0.5, -0.5)
-        ax.set_yticks(range(rows), [str(s) for s in range(n)] + ["failed"] * failures)
-        ax.set_xticks([])
-        _groups(ax, run)
-        ax.set_ylabel(f"slot ({run.slot_bytes:,} B each)")
-        ax.set_xlabel("step: P = get_many batch, G = gets in router order, W = warm + pin"
-                      "   (dashed line = reset_stats: a new counter window)",
-                      labelpad=30)
-        ax.set_title(f"Slot map, {scenario}: {n} slots, top-{topk}, "
-                     f"{len(run.route)} tokens, seed {seed}", pad=16)
-        ax.legend(handles=_legend(), loc="upper left", bbox_to_anchor=(1.005, 1.0),
-                  fontsize=7.5, handlelength=1.4, borderaxespad=0.0)
-    evicted = [w for st in steps for *_, w in st.evicted]
-    last = steps[-1].slots
+        ax.set_ylim(n - 0.5, -0.5)
+        ax.set_yticks(range(n))
+        ax.set_ylabel(f"slot ({run.slot_bytes:,} B)")
+        ax.tick_params(axis="x", bottom=False, labelbottom=False)
+        ax.set_title(f"Slot map, {scenario}: {n} slots, top-{topk}; {where_words(run, p)}",
+                     pad=20)
+        ax.legend(handles=_legend(), loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  fontsize=FS, handlelength=1.4, borderaxespad=0.0)
+        counts = _events(ev, run, shown)
+        legible(ax)
+        legible(ev)
+    evicted = [w for st in steps[:shown] for *_, w in st.evicted]
+    last = steps[p.current].slots if shown else ()
     metrics = {
         "scenario": scenario, "slots": n, "topk": topk, "steps": len(steps),
-        "windows": len(run.windows), "evictions": len(evicted), "wasted_evictions": sum(evicted),
-        "failed_reads": sum(len(st.failed) for st in steps),
-        "final_resident": sum(c.state == "READY" for c in last),
-        "final_pending_prefetch": sum(c.state == "READY" and c.origin in ("prefetch", "warm")
-                                      and not c.consumed for c in last),
+        "token": token, "steps_shown": shown, "complete": p.complete,
+        "current_call": steps[p.current].call if shown else "",
+        "windows": len(run.windows), "windows_shown": len(p.windows),
+        "evictions": len(evicted), "wasted_evictions": sum(evicted),
+        "failed_reads": counts["failed"],
+        "resident": sum(c.state == "READY" for c in last),
+        "pending_prefetch": sum(c.state == "READY" and c.origin in ("prefetch", "warm")
+                                and not c.consumed for c in last),
         "pinned": sum(c.pinned for c in last),
         "inflight_after_any_step": sum(c.state == "INFLIGHT" for st in steps for c in st.slots),
     }
     return FigureResult(fig, metrics)
 
 
-def _evictions(ax, steps) -> None:
-    """A bar where a slot changed owner; an unused prefetch thrown away is also hatched."""
-    bars: dict[bool, list] = {False: [], True: []}
-    for j, st in enumerate(steps):
-        for s, _, wasted in st.evicted:
-            bars[wasted].append([(j - 0.5, s - 0.45), (j - 0.5, s + 0.45)])
-            if wasted and j:  # the prefetch as last seen, before it was thrown away
-                ax.add_patch(Rectangle((j - 1.5, s - 0.5), 1, 1, fc="none", lw=0,
-                                       hatch="////", ec=ROLE["waste"]))
-    for wasted, segs in bars.items():
-        if segs:
-            ax.add_collection(LineCollection(
-                segs, lw=3.2 if wasted else 1.8, capstyle="butt",
-                colors=ROLE["waste"] if wasted else ROLE["reference"]))
+def _events(ax, run, shown: int) -> dict[str, int]:
+    """Per step: evictions after use, wasted prefetches, reads that never completed."""
+    steps = run.steps
+    x = np.arange(shown)
+    used = np.array([sum(not w for *_, w in st.evicted) for st in steps[:shown]])
+    wasted = np.array([sum(w for *_, w in st.evicted) for st in steps[:shown]])
+    failed = np.array([len(st.failed) for st in steps[:shown]])
+    top = max(3, int((used + wasted).max(initial=0)), int(failed.max(initial=0)))
+    if shown:
+        ax.bar(x - 0.2, used, 0.4, color=ROLE["neutral"], label="evicted after use")
+        ax.bar(x - 0.2, wasted, 0.4, bottom=used, color=ROLE["waste"],
+               label="evicted unused (waste)")
+        ax.bar(x + 0.2, failed, 0.4, color=ROLE["inflight"], label="read never completed")
+    for j, st in enumerate(steps[:shown]):
+        if st.cut_before:
+            ax.axvline(j - 0.5, color=ROLE["miss"], lw=1.6)
+            ax.text(j - 0.4, top * 1.15, "✂ shard cut", color=ROLE["miss"], fontsize=FS,
+                    va="top", ha="left", fontweight="bold")
+    if shown < len(steps):
+        ax.axvspan(shown - 0.5, len(steps) - 0.5, color=FUTURE, lw=0, zorder=0)
+    ax.set_ylim(0, top * 1.2)
+    ax.set_yticks(range(0, top + 1, max(1, (top + 2) // 3)))
+    ax.set_ylabel("slots")
+    ax.set_title("What each step threw away or could not read", fontsize=10)
+    handles = [Patch(color=ROLE["neutral"], label="evicted after use"),
+               Patch(color=ROLE["waste"], label="evicted unused:\na wasted prefetch"),
+               Patch(color=ROLE["inflight"], label="read that never\ncompleted")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.15), fontsize=FS,
+              borderaxespad=0.0)
+    _groups(ax, run)
+    return {"failed": int(failed.sum())}
 
 
 def _ids(ax, steps, ms: float) -> None:
@@ -110,15 +143,14 @@ def _ids(ax, steps, ms: float) -> None:
                 mec="none", mfc=color, mew=0)
 
 
-def _windows(ax, run) -> None:
-    starts = [w.first - 0.5 for w in run.windows[1:]]
-    ax.vlines(starts, -0.5, len(run.steps[0].slots) + 0.5, color=ROLE["reference"], lw=1.0,
-              ls=(0, (3, 2)))
+def _windows(ax, run, shown: int) -> None:
+    starts = [w.first - 0.5 for w in run.windows[1:] if w.first < shown]
+    ax.vlines(starts, -0.5, run.slots - 0.5, color=ROLE["reference"], lw=1.0, ls=(0, (3, 2)))
     for w in run.windows:
         width_px = (w.last - w.first + 1) * AXES_PX / len(run.steps)
-        if width_px >= 16:
-            ax.text((w.first + w.last) / 2, -0.55, f"w{w.index}", ha="center", va="bottom",
-                    fontsize=7, color=ROLE["annotation"])
+        if width_px >= 22 and w.first < shown:
+            ax.text((w.first + w.last) / 2, -0.6, f"w{w.index}", ha="center", va="bottom",
+                    fontsize=FS, color=ROLE["annotation"])
 
 
 def _groups(ax, run) -> None:
@@ -127,29 +159,30 @@ def _groups(ax, run) -> None:
     for kind, letter in KIND_LETTER.items():
         xs = [st.index for st in run.steps if st.kind == kind]
         if xs:  # one marker artist per letter: fifty tick labels cost ~100 ms
-            ax.plot(xs, [-0.03] * len(xs), ls="none", marker=f"$\\mathrm{{{letter}}}$", ms=5.5,
+            ax.plot(xs, [-0.12] * len(xs), ls="none", marker=f"$\\mathrm{{{letter}}}$", ms=6.5,
                     mew=0, mfc=ROLE["annotation"], transform=tr, clip_on=False)
     spans: dict[str, list[int]] = {}
     for st in run.steps:
         spans.setdefault(st.group, []).append(st.index)
     px = AXES_PX / len(run.steps)
     for g, idx in spans.items():
-        if len(idx) * px >= 7 * len(g):
-            ax.text((idx[0] + idx[-1]) / 2, -0.06, g, transform=tr,
-                    ha="center", va="top", fontsize=7, color=ROLE["annotation"])
+        if len(idx) * px >= 8 * len(g) + 4:
+            ax.text((idx[0] + idx[-1]) / 2, -0.24, g, transform=tr,
+                    ha="center", va="top", fontsize=FS, color=ROLE["annotation"])
+    ax.tick_params(axis="x", bottom=False, labelbottom=False)
+    ax.set_xlabel("step: P = a batch (get_many), G = gets in router order, W = warm + pin",
+                  labelpad=34)
 
 
 def _legend() -> list:
-    bar = {"marker": "|", "ls": "none", "ms": 11}
     return [
         Patch(fc=ROLE["empty"], ec="#BBBBBB", label="empty"),
-        Patch(fc=ROLE["miss"], label="loaded by a demand miss"),
-        Patch(fc=ROLE["prefetch"], label="loaded ahead, not yet used"),
-        Patch(fc=ROLE["hit"], label="loaded ahead, then used"),
-        Patch(fc=tint("hit", IDLE_TINT), label="pale: not touched this step"),
+        Patch(fc=ROLE["miss"], label="loaded by a miss"),
+        Patch(fc=ROLE["prefetch"], label="loaded ahead,\nnot yet used"),
+        Patch(fc=ROLE["hit"], label="loaded ahead,\nthen used"),
+        Patch(fc=tint("hit", IDLE_TINT), label="pale: not touched\nin this step"),
         Line2D([], [], marker="s", ls="none", mfc=ROLE["pinned"], mec="black", label="pinned"),
-        Line2D([], [], color=ROLE["reference"], mew=1.8, **bar, label="eviction after use"),
-        Patch(fc=ROLE["prefetch"], ec=ROLE["waste"], hatch="////", lw=0,
-              label="unused prefetch, evicted\nat the orange bar (waste)"),
-        Patch(fc=tint("inflight", 0.35), label="✗n: reads that never\ncompleted"),
+        Line2D([], [], color=ROLE["reference"], ls=(0, (3, 2)), lw=1.0,
+               label="counters reset:\na new window"),
+        Patch(fc="none", ec=ROLE["reference"], lw=2.0, label="the current step"),
     ]

@@ -22,6 +22,7 @@ from core.experts.scenarios import (
     ScenarioRun,
     fixture_dir,
     run_scenario,
+    run_totals,
 )
 from tabs.expert_cache import TAB
 from tests.lessons.registry import claim
@@ -63,9 +64,59 @@ def shard_size() -> dict[str, object]:
     return {"n": len(w1)}
 
 
-@claim(LESSON, "{k} cold experts are batch-loaded, then each is got twice. How many hits, and how "
-               "many are reuse? <details><summary>Answer</summary> All {gets} gets hit, but only the "
-               "second pass, {res} gets, is reuse: the batch loaded the first {pre}.")
+@claim(LESSON, "look at the first window of \"{scenario}\":** {k} cold experts are "
+               "batch-loaded, then the first one is got {n} times. How many gets hit, and how many "
+               "are reuse? <details><summary>Answer</summary> All {gets} gets hit, and {res} are "
+               "reuse: only the first get used the batch's load. The subtraction finds {agg} reuse.")
+def default_probe() -> dict[str, object]:
+    """The Predict question is about the tab's default scenario, whose first window is the
+    probe: one batch, then k gets of its first expert."""
+    scenario = str(_default("scenario"))
+    run = _run(scenario)
+    k, w0 = run.topk, run.windows[0]
+    steps = run.steps[w0.first: w0.last + 1]
+    assert [st.kind for st in steps] == ["prefetch", "consume"]
+    s = w0.stats
+    assert s.prefetch_reads == k and s.demand_requests == k == s.hits
+    assert s.hits_prefetched == 1  # only the first get of expert 0 consumes its prefetch
+    assert s.hits_resident == k - 1 and s.prefetch_pending == k - 1
+    assert s.upstream_resident_hits == max(s.hits - s.prefetch_reads, 0)
+    return {"scenario": scenario, "k": k, "n": s.demand_requests, "gets": s.hits,
+            "res": s.hits_resident, "agg": s.upstream_resident_hits}
+
+
+@claim(LESSON, "Over the run the subtraction is wrong in {wrong} of {windows} windows: "
+               "{agg:.0f}% reuse against {exact:.0f}% exact.")
+def default_totals() -> dict[str, object]:
+    """The tab opens where the naive count is wrong: most windows, and the whole run."""
+    t = run_totals(_run(str(_default("scenario"))))
+    assert 2 * t.wrong_windows > t.windows_with_gets
+    assert round(t.rates.aggregate) != round(t.rates.exact_resident)
+    return {"wrong": t.wrong_windows, "windows": t.windows_with_gets,
+            "agg": t.rates.aggregate, "exact": t.rates.exact_resident}
+
+
+@claim(LESSON, "**prefetch then consume**: right in every window.")
+def prefetch_then_consume_right() -> dict[str, object]:
+    run = _run("prefetch then consume")
+    assert not any(w.aggregate_wrong for w in run.windows)
+    assert all(w.stats.prefetch_wasted == 0 for w in run.windows)
+    return {}
+
+
+@claim(LESSON, "The token slider steps through the run.")
+def token_slider() -> dict[str, object]:
+    """The slider exists, its range follows the schedule, and the default shows every step."""
+    c = TAB.control("token")
+    assert c.max_from == "schedule" and c.value == _default("schedule")
+    assert {f.name for f in TAB.figures if "token" in f.params} == {"cache_slot_map",
+                                                                   "cache_counters"}
+    return {}
+
+
+@claim(LESSON, "**The probe of \"prefetch then consume\".** {k} cold experts are batch-loaded, "
+               "then each is got twice: all {gets} gets hit, but only the second pass, {res} gets, "
+               "is reuse.")
 def probe_window() -> dict[str, object]:
     run = _run("prefetch then consume")
     k = run.topk
@@ -77,20 +128,8 @@ def probe_window() -> dict[str, object]:
     assert second.hits_resident - first.hits_resident == k  # the second pass: all reuse
     s = w0.stats
     assert s.hits == s.demand_requests == 2 * k and s.prefetch_reads == k
-    return {"k": k, "gets": s.hits, "res": s.hits_resident, "pre": s.hits_prefetched}
-
-
-@claim(LESSON, "batch {k} experts, get the first one {n} times. The subtraction finds {agg} reuse; "
-               "truly {pre} prefetched hit and {res} resident.")
-def consume_one_only() -> dict[str, object]:
-    run = _run("consume one only")
-    s = run.windows[0].stats
-    k = run.topk
-    assert s.prefetch_reads == k and s.demand_requests == k
-    assert s.hits_prefetched == 1  # only the first get of expert 0 consumes its prefetch
-    assert s.hits_resident == k - 1 and s.prefetch_pending == k - 1
-    return {"k": k, "n": s.demand_requests, "agg": s.upstream_resident_hits,
-            "pre": s.hits_prefetched, "res": s.hits_resident}
+    assert s.hits_prefetched == k
+    return {"k": k, "gets": s.hits, "res": s.hits_resident}
 
 
 @claim(LESSON, "loads counted in one window, used in the next, look like reuse")
@@ -126,7 +165,7 @@ def hero_slots() -> dict[str, object]:
     hero = TAB.hero
     assert hero.name == "slots"
     lo, hi = int(hero.minimum), int(hero.maximum)
-    ev = [sum(w.stats.evictions for w in _run("prefetch then consume", s).windows)
+    ev = [sum(w.stats.evictions for w in _run(str(_default("scenario")), s).windows)
           for s in (lo, int(hero.value), hi)]
     assert ev[0] > ev[1] > ev[2]
     return {}

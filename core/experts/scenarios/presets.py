@@ -51,11 +51,16 @@ def _truncated_shard(rec: Recorder, route: Route, k: int, slots: int) -> None:
         rec.token(f"t{t}", ids, ids)
 
 
+def chunk_tokens(slots: int, k: int) -> int:
+    """Tokens per prefill chunk of the pressure scenario: CHUNK_REQUESTS x slots experts asked."""
+    return math.ceil(CHUNK_REQUESTS * slots / k)
+
+
 def _pressure(rec: Recorder, route: Route, k: int, slots: int) -> None:
     if slots - k - 1 >= 1:  # fixed mode keeps topk + 1 slots unpinned
         counts = np.bincount(np.asarray(route).ravel(), minlength=N_EXPERTS)
         rec.warm_pin("setup", int(np.argmax(counts)))
-    chunk = math.ceil(CHUNK_REQUESTS * slots / k)  # tokens per prefill chunk
+    chunk = chunk_tokens(slots, k)
     for c, start in enumerate(range(0, len(route), chunk), 1):
         ids = list(dict.fromkeys(e for tok in route[start:start + chunk] for e in tok))
         rec.reset()

@@ -79,7 +79,8 @@ class Recorder:
                         for e in events if e.op == "evict")
         touched = tuple(sorted({e.slot for e in events
                                 if e.op in ("publish", "hit_resident", "hit_prefetched")}))
-        self.published += sum(1 for e in events if e.op == "publish")
+        published = sum(1 for e in events if e.op == "publish")
+        self.published += published
         self.failed_n += len(failed)
         if failed:
             call += f"; {len(failed)} could not be read {list(failed)}"
@@ -87,6 +88,6 @@ class Recorder:
                       for s in self.c.snapshot().slots)
         self.steps.append(Step(
             len(self.steps), len(self.windows), group, kind, call, cells, touched, evicted,
-            tuple(failed), tuple(skipped), self.cut_pending, self.c.stats(),
+            tuple(failed), tuple(skipped), self.cut_pending, self.c.stats(), published,
         ))
         self.cut_pending = False

@@ -35,6 +35,7 @@ class Step:
     skipped: tuple[int, ...]  # batch members left unreserved (nothing evictable)
     cut_before: bool  # the shard copy was truncated just before this step
     stats: CacheStats  # the window's stats after this step
+    published: int = 0  # loads this step published (bytes it may claim: published x payload)
 
 
 @dataclass(frozen=True, slots=True)
