@@ -29,3 +29,11 @@ ROLE = MappingProxyType(
         "annotation": "#444444",
     }
 )
+
+# Roles drawn side by side, so told apart by colour alone: every pair within a group must stay
+# distinguishable under protanopia, deuteranopia and tritanopia (tests/figures/test_palette.py).
+CONTRASTED: tuple[tuple[str, ...], ...] = (
+    ("reference", "snapshot", "replay", "accepted", "rejected"),
+    ("hit", "miss", "prefetch", "waste", "pinned", "inflight", "empty"),
+    ("mla", "kda"),
+)
