@@ -135,6 +135,7 @@ class ReplaySession:
     k3_units: LayerBytes  # one K3 KDA layer's bytes (core.spec.cost convention)
     ring_bytes_written: int  # RawInputRing's own accounting of pushed bytes
     ring_entry_bytes: int  # what one RawInputRing entry stores (every field, compute dtype)
+    layouts: tuple[RingSnapshot, ...] = ()  # per step: the ring after its pushes (layout: last)
 
     @property
     def num_committed(self) -> int:
@@ -212,6 +213,7 @@ class _SessionRun:
         self.rng = np.random.default_rng(p.seed)
         self.layout = self.ring.snapshot()
         self.records: list[StepRecord] = []
+        self.layouts: list[RingSnapshot] = []
         self.restored: list[torch.Tensor] = []
         self.outputs: list[torch.Tensor] = []
         self.accepted: list[DraftProjections] = []
@@ -225,6 +227,7 @@ class _SessionRun:
         live = self._live_state()
         drafts, overwrites = self._push_window(step, live)
         self.layout = self.ring.snapshot()
+        self.layouts.append(self.layout)
         n = draw_accepted(self.rng, self.p.draft_len, self.p.accept_rate)
         commits = n + 1
         _, o = verify_and_replay(live, self.ring.window(tentative=True), commits)
@@ -281,6 +284,7 @@ class _SessionRun:
             outputs=torch.cat(self.outputs, dim=1), final_state=final_state,
             snap_restored=tuple(self.restored), k3_units=self.units,
             ring_bytes_written=self.ring.bytes_written, ring_entry_bytes=self.ring.entry_bytes,
+            layouts=tuple(self.layouts),
         )
 
 

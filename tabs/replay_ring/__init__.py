@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from tabs.controls import Choice, Slider
 from tabs.replay_ring.bandwidth import ring_bandwidth
-from tabs.replay_ring.common import MAX_CAPACITY
+from tabs.replay_ring.common import MAX_CAPACITY, MAX_STEPS
 from tabs.replay_ring.equivalence import ring_equivalence
 from tabs.replay_ring.layout import ring_layout
 from tabs.replay_ring.timeline import ring_timeline
 from tabs.spec import Preset, FigureSpec, TabSpec
 
 SESSION = ("capacity", "draft_len", "accept_rate", "steps", "seed")
+STEPPED = (*SESSION, "step")
 
 TAB = TabSpec(
     id="replay_ring",
@@ -22,20 +23,23 @@ TAB = TabSpec(
         Slider("draft_len", "Draft length γ (a step pushes γ + 1 entries)", 1, 8, 3, demo=5),
         Slider("accept_rate", "Acceptance rate a (per drafted token)", 0.0, 1.0, 0.7, step=0.05,
                integer=False, demo=0.4),
-        Slider("steps", "Verify steps", 4, 48, 20, demo=30),
+        Slider("steps", "Verify steps", 4, MAX_STEPS, 20, demo=30),
         Slider("seed", "Seed", 0, 99, 0, demo=7),
         Choice("dtype", "Compute dtype", ("float64", "float32"), "float64", demo="float32"),
+        Slider("step", "Show up to verify step", 1, MAX_STEPS, 20, demo=8, max_from="steps",
+               info="Step through the timeline; the layout shows the ring at that step."),
     ),
     figures=(
         FigureSpec("ring_timeline", "Push, commit, rollback and flush timing",
-                   ring_timeline, SESSION),
-        FigureSpec("ring_layout", "Window layout: physical slots, start pointer, wrap",
-                   ring_layout, SESSION),
+                   ring_timeline, STEPPED),
+        FigureSpec("ring_layout", "Window layout at that step: physical slots, start pointer, "
+                   "wrap", ring_layout, STEPPED),
         FigureSpec("ring_equivalence", "Streaming ring vs batch recurrence",
                    ring_equivalence, (*SESSION, "dtype")),
         FigureSpec("ring_bandwidth", "Bandwidth ledger: bytes written and read",
                    ring_bandwidth, (*SESSION, "dtype")),
     ),
+    more=("seed", "dtype"),
     presets=(
         Preset("Drafts rarely accepted", "Most windows roll back: the ring commits a little "
                "each step and flushes rarely.", {"accept_rate": 0.1}),
@@ -43,5 +47,7 @@ TAB = TabSpec(
                "ring fills and flushes.", {"accept_rate": 0.95}),
         Preset("Small ring, long drafts", "Windows nearly as long as the ring: it must flush "
                "almost every step.", {"capacity": 10, "draft_len": 8}),
+        Preset("Step through", "Verify step 1: move the step slider up one step at a time and "
+               "watch the window fill the ring, then flush.", {"step": 1}),
     ),
 )

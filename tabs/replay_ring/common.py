@@ -23,6 +23,16 @@ KIND_LABEL = {
 }
 
 MAX_CAPACITY = 32  # the capacity slider's maximum; the bounds panel sweeps L up to it
+MAX_STEPS = 48  # the steps slider's maximum (the step slider's too)
+DIM = 0.78  # white veil over the steps still to come: drawn, but faint
+
+
+def shown_steps(step: int, steps: int) -> tuple[int, str]:
+    """The last verify step shown, and what the figure shows in words (never a silent clamp)."""
+    if step < steps:
+        return step, f"steps 1-{step} of {steps}"
+    past = f" (asked {step}: past the end)" if step > steps else ""
+    return steps, f"steps 1-{steps} of {steps}: all{past}"
 
 
 @lru_cache(maxsize=32)

@@ -7,7 +7,7 @@ from matplotlib.patches import FancyBboxPatch, Patch
 from core.spec.session import SlotKind
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, session
+from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, session, shown_steps
 
 SLOT_Y, ROW_Y, W, HGT = 2.0, 0.0, 0.84, 0.62
 
@@ -17,7 +17,7 @@ def _box(ax, x: float, y: float, face: str, text: str, dashed: bool = False) -> 
                                 facecolor=face, edgecolor=ROLE["annotation"], lw=0.8,
                                 ls="--" if dashed else "-"))
     dark = face in (ROLE["accepted"], ROLE["rejected"])
-    ax.text(x, y, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
+    ax.text(x, y, text, ha="center", va="center", fontsize=9, color="white" if dark else "black")
 
 
 def _wrap_arrow(ax, L: int) -> None:
@@ -28,27 +28,28 @@ def _wrap_arrow(ax, L: int) -> None:
     ax.annotate("", xy=(-W / 2, SLOT_Y), xytext=(-0.65, SLOT_Y),
                 arrowprops={"arrowstyle": "-|>", "color": ROLE["annotation"], "lw": 0.9})
     ax.text((L - 1) / 2, top + 0.08, f"wrap: after slot {L - 1} comes slot 0", ha="center",
-            va="bottom", fontsize=7.5, color=ROLE["annotation"])
+            va="bottom", fontsize=9, color=ROLE["annotation"])
 
 
 def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
-                seed: int) -> FigureResult:
+                seed: int, step: int) -> FigureResult:
     s = session(capacity, draft_len, accept_rate, steps, seed)
-    last, lay = s.steps[-1], s.layout
+    k = shown_steps(step, len(s.steps))[0]
+    last, lay = s.steps[k - 1], s.layouts[k - 1]  # the ring at step k, as recorded in the run
     L = capacity
     rows = [*lay.committed_slots, *lay.tentative_slots]  # push order: row i -> physical slot
     wraps = any(b < a for a, b in zip(rows, rows[1:], strict=False))
     with lab_figure(4.2) as fig:
         ax = fig.subplots()
         ax.axis("off")
-        fs = 6.5 if L > 16 else 7.5
+        fs = 8 if L > 16 else 9
         for slot in range(L):
             kind, tok = last.slot_kind[slot], last.slot_token[slot]
             _box(ax, slot, SLOT_Y, KIND_COLOUR[kind], "·" if kind == SlotKind.EMPTY else str(tok))
             ax.text(slot, SLOT_Y - HGT / 2 - 0.08, str(slot), ha="center", va="top", fontsize=fs,
                     color=ROLE["annotation"])
         ax.annotate("start", xy=(lay.start, SLOT_Y + HGT / 2), xytext=(lay.start, SLOT_Y + 0.56),
-                    ha="center", va="bottom", fontsize=7.5, fontweight="bold",
+                    ha="center", va="bottom", fontsize=9, fontweight="bold",
                     arrowprops={"arrowstyle": "-|>", "color": ROLE["annotation"], "lw": 1.2})
         _wrap_arrow(ax, L)
         for i, slot in enumerate(rows):
@@ -57,32 +58,34 @@ def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
             _box(ax, i, ROW_Y, KIND_COLOUR[last.slot_kind[slot]], label, dashed=tentative)
             ax.plot([i, slot], [ROW_Y + HGT / 2, SLOT_Y - HGT / 2 - 0.42], color=ROLE["neutral"],
                     lw=0.8, zorder=0)
-        ax.text(-0.9, SLOT_Y, "physical\nslot", ha="right", va="center", fontsize=8)
-        ax.text(-0.9, ROW_Y, "export\nrow", ha="right", va="center", fontsize=8)
+        ax.text(-0.9, SLOT_Y, "physical\nslot", ha="right", va="center", fontsize=9)
+        ax.text(-0.9, ROW_Y, "export\nrow", ha="right", va="center", fontsize=9)
         c, t = lay.num_committed, lay.num_tentative
         if c:
             ax.text((c - 1) / 2, ROW_Y - 0.5, "window(): committed", ha="center", va="top",
-                    fontsize=7.5)
+                    fontsize=9)
         ax.text(c + (t - 1) / 2, ROW_Y - 0.5, "window(tentative=True)", ha="center", va="top",
-                fontsize=7.5)
-        starts = [0] + [r.start for r in s.steps if r.flushed]
+                fontsize=9)
+        starts = [0] + [r.start for r in s.steps[:k] if r.flushed]
         ax.text(-2.2, ROW_Y - 1.0,
                 f"Slot boxes show the token position they hold. Row i is the i-th push, at slot "
                 f"(start + i) mod L = ({lay.start} + i) mod {L}"
                 f"{': this window wraps.' if wraps else ': no wrap at this step.'}\n"
                 f"Start pointer, then after each flush (+ flushed count, mod L): "
-                f"{' → '.join(map(str, starts))}", ha="left", va="top", fontsize=8,
+                f"{' → '.join(map(str, starts))}", ha="left", va="top", fontsize=9,
                 linespacing=1.5)
         ax.set_xlim(-2.2, max(L, 8) + 0.2)
         ax.set_ylim(ROW_Y - 2.05, SLOT_Y + 1.15)
-        ax.set_title(f"Ring layout at verify step {len(s.steps)}, after the pushes "
-                     f"(commit({last.n_committed}) keeps {last.n_committed} of {t}; "
-                     "rollback() drops the rest by moving the tail)", loc="left")
+        ax.set_title(f"Ring layout at verify step {k} of {len(s.steps)}, after the pushes: "
+                     f"commit({last.n_committed}) keeps {last.n_committed} of {t}, rollback() "
+                     f"drops the rest{' (asked ' + str(step) + ': past the end)' if step > k else ''}",
+                     loc="left")
         kinds = (SlotKind.COMMITTED, SlotKind.ACCEPTED, SlotKind.ROLLED_BACK, SlotKind.EMPTY)
         ax.legend(handles=[Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in kinds],
-                  loc="lower right", ncols=4)
+                  loc="lower right", ncols=4, fontsize=9)
     metrics = {
-        "step": len(s.steps),
+        "step": k, "asked_step": step, "verify_steps": len(s.steps),
+        "complete": k == len(s.steps),
         "start_pointer": lay.start,
         "window_rows_committed": c,
         "window_rows_tentative": t,

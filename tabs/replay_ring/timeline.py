@@ -11,13 +11,22 @@ from matplotlib.patches import Patch
 from core.spec.session import SlotKind
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, fixed_ticks, session
+from matplotlib.patches import Rectangle
+
+from tabs.replay_ring.common import DIM, KIND_COLOUR, KIND_LABEL, fixed_ticks, session, shown_steps
 
 KINDS = tuple(SlotKind)
 TEXT_MAX_STEPS, TEXT_MAX_SLOTS = 24, 16
 
 
-def _heatmap(ax, s) -> None:
+def _veil(ax, k: int, n: int) -> None:
+    """Dim the steps after k (still to come) and frame step k (the current one)."""
+    if k < n:
+        ax.axvspan(k + 0.5, n + 0.5, color="white", alpha=DIM, lw=0, zorder=4)
+    ax.axvspan(k - 0.5, k + 0.5, fill=False, ec=ROLE["reference"], lw=2.0, zorder=5)
+
+
+def _heatmap(ax, s, k: int, words: str) -> None:
     p, recs = s.params, s.steps
     kind = np.array([r.slot_kind for r in recs], dtype=int).T  # [L, steps]
     cmap = ListedColormap([KIND_COLOUR[k] for k in KINDS])
@@ -29,37 +38,41 @@ def _heatmap(ax, s) -> None:
     ax.set_xlim(0.5, p.steps + 0.5)
     ax.set_ylim(p.capacity - 0.5, -0.5)  # slot 0 on top
     if p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS:
-        for col, r in enumerate(recs, start=1):
-            for slot, (k, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True)):
-                if k in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK):
-                    ax.text(col, slot, str(tok), ha="center", va="center", fontsize=6.5,
+        for col, r in enumerate(recs[:k], start=1):
+            for slot, (kind, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True)):
+                if kind in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK):
+                    ax.text(col, slot, str(tok), ha="center", va="center", fontsize=9,
                             color="white")
-    ax.plot(np.arange(1, p.steps + 1) - 0.36, [r.start for r in recs], ">", ms=4,
+    ax.plot(np.arange(1, k + 1) - 0.36, [r.start for r in recs[:k]], ">", ms=4,
             color=ROLE["annotation"], lw=0)
     gap, last = (1 if p.steps <= TEXT_MAX_STEPS else 2), -99
-    for col, r in enumerate(recs, start=1):
+    for col, r in enumerate(recs[:k], start=1):
         if r.flushed:
             ax.axvline(col - 0.5, color=ROLE["annotation"], lw=1.8)
             if col - last >= gap:  # keep the counts legible when flushes are dense
                 ax.annotate(str(r.flushed), (col - 0.5, 1.0), xycoords=("data", "axes fraction"),
                             xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
-                            fontsize=7, fontweight="bold")
+                            fontsize=9, fontweight="bold")
                 last = col
     ax.set_ylabel("physical slot")
     ax.set_xlabel("verify step")
     ticks = np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2)
     ax.set_xticks(ticks)
     ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 2))
-    ax.set_title(f"Raw-input ring, L = {p.capacity}: a step pushes γ + 1 = {p.window} entries, "
-                 "the bonus token (always kept) first; numbers: token", loc="left", pad=14)
+    _veil(ax, k, p.steps)
+    ax.set_title(f"Raw-input ring, L = {p.capacity}, {words}: a step pushes γ + 1 = {p.window} "
+                 "entries, bonus token first", loc="left", pad=16)
     handles = [Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in KINDS]
     handles += [Line2D([], [], marker=">", lw=0, color=ROLE["annotation"], label="start pointer"),
                 Line2D([], [], color=ROLE["annotation"], lw=1.8,
-                       label="flush before the pushes\n(number: entries folded)")]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+                       label="flush before the pushes\n(number: entries folded)"),
+                Rectangle((0, 0), 1, 1, fill=False, ec=ROLE["reference"], lw=2.0,
+                          label="the current step\n(later ones faint)")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
+              title="numbers: token position", title_fontsize=9)
 
 
-def _snapshots(ax, s) -> None:
+def _snapshots(ax, s, k: int) -> None:
     p, recs = s.params, s.steps
     x = np.arange(1, p.steps + 1)
     push = np.array([r.snap_pushes for r in recs])
@@ -86,19 +99,28 @@ def _snapshots(ax, s) -> None:
     order = [labels.index(x) for x in labels if "held" not in x and "capacity" not in x]
     order += [i for i in range(len(labels)) if i not in order]
     ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
-              bbox_to_anchor=(1.01, 1.0))
+              bbox_to_anchor=(1.01, 1.0), fontsize=9)
+    _veil(ax, k, p.steps)
 
 
 def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
-                  seed: int) -> FigureResult:
+                  seed: int, step: int) -> FigureResult:
     s = session(capacity, draft_len, accept_rate, steps, seed)
     recs = s.steps
-    with lab_figure(6.2) as fig:
+    k, words = shown_steps(step, len(recs))
+    with lab_figure(6.6) as fig:
         top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [2.3, 1]})
-        _heatmap(top, s)
-        _snapshots(bottom, s)
+        _heatmap(top, s, k, words)
+        _snapshots(bottom, s, k)
+        for ax in (top, bottom):
+            ax.tick_params(labelsize=9)
     rolled = sum(r.snap_pushes - r.n_committed for r in recs)
+    now = recs[k - 1]
     metrics = {
+        "step": step, "shown_steps": k, "complete": k == len(recs),
+        "start_pointer_at_step": now.start, "accepted_at_step": now.n_accepted,
+        "flushes_so_far": sum(1 for r in recs[:k] if r.flushed),
+        "tokens_committed_so_far": sum(r.n_committed for r in recs[:k]),
         "verify_steps": len(recs),
         "tokens_pushed": sum(r.snap_pushes for r in recs),
         "tokens_committed": s.num_committed,

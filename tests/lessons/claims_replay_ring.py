@@ -32,7 +32,7 @@ LESSON = "replay_ring"
 
 @functools.cache
 def params(dtype: str = "float64", **override: object) -> SessionParams:
-    d = {k: v for k, v in TAB.defaults().items() if k != "dtype"}
+    d = {k: v for k, v in TAB.defaults().items() if k not in ("dtype", "step")}
     return SessionParams(**{**d, "dtype": dtype, **override})
 
 
@@ -179,3 +179,16 @@ def chunked_anchor() -> dict[str, object]:
     p = (SUB_CHUNK - 1) * -K3_GATE_LOWER_BOUND
     assert p <= GATE_EXPONENT_LIMIT and SUB_CHUNK <= max_ring_for_gate()
     return {"s": SUB_CHUNK, "one": 1, "lb": -K3_GATE_LOWER_BOUND, "p": p}
+
+
+@claim(LESSON, "The step slider replays the timeline one verify step at a time.")
+def step_slider() -> dict[str, object]:
+    """The step slider follows the steps slider; the layout at step k is the ring the run
+    recorded after step k's pushes, and its default shows every step."""
+    c = TAB.control("step")
+    assert c.max_from == "steps" and c.value == TAB.control("steps").value
+    assert {f.name for f in TAB.figures if "step" in f.params} == {"ring_timeline", "ring_layout"}
+    s = session()
+    assert len(s.layouts) == len(s.steps) and s.layouts[-1] == s.layout
+    assert all(lay.start == r.start for lay, r in zip(s.layouts, s.steps, strict=True))
+    return {}
