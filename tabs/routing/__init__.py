@@ -7,7 +7,7 @@ strip runs select_experts live."""
 from __future__ import annotations
 
 from tabs.controls import Choice, Slider
-from tabs.routing.arms import routing_arms
+from tabs.routing.arms import routing_arms, routing_io
 from tabs.routing.common import ALPHAS, CAPACITIES, DEFAULT, DIMS, DISK_NAMES, TAB_METHODS, WINDOWS
 from tabs.routing.frontier import routing_frontier
 from tabs.routing.live import routing_speed
@@ -42,7 +42,9 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("routing_arms", "Four arms: what routing and prefetch buy, and what they cost",
-                   routing_arms, (*SETTING, "disk")),
+                   routing_arms, SETTING),
+        FigureSpec("routing_io", "Four arms: what they read from disk, and how long it takes",
+                   routing_io, (*SETTING, "disk")),
         FigureSpec("routing_rank_strip", "One token, one layer: which experts are chosen, and why",
                    routing_rank_strip, SETTING),
         FigureSpec("routing_frontier", "The frontier: hit rate against quality, every setting",

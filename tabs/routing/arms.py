@@ -1,6 +1,7 @@
-"""Figure (the key insight): the four arms side by side at one cache size. Routing buys hit
-rate and costs quality; prefetch buys hit rate at no cost in quality but costs bytes; the I/O
-time is modelled from bytes and reads only (an assumed disk), never measured."""
+"""Figures (the key insight): the four arms side by side at one cache size. routing_arms:
+routing buys hit rate and costs quality; prefetch buys hit rate at no cost in quality.
+routing_io: prefetch pays in bytes read; the I/O time is modelled from bytes and reads only
+(an assumed disk), never measured."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def _hits(ax, arms, belady: float) -> None:
                        Patch(color=ROLE["prefetch"], label="loaded ahead"),
                        Line2D([], [], color=ROLE["reference"], ls=":", lw=1.4,
                               label=f"Belady, open-loop replay ({100 * belady:.0f}%)")],
-              loc="upper center", ncols=3, fontsize=7.5, handlelength=1.5, columnspacing=0.8)
+              loc="upper center", ncols=3, fontsize=8, handlelength=1.5, columnspacing=0.8)
 
 
 def _quality(ax, arms) -> None:
@@ -109,30 +110,52 @@ def _io(ax, arms, preset: str) -> dict[str, float]:
     return out
 
 
-def routing_arms(M: int, J: int, method: str, alpha: float, capacity: str,
-                 disk: str) -> FigureResult:
+def _title(s, sw, arms) -> str:
+    frac = sw.n_experts_total // s.capacity
+    title = (f"{FRACTION_WORDS.get(frac, 'A')} cache ({s.capacity} of {sw.n_experts_total} "
+             f"experts), {s.words()}; both = routing + PILOT prefetch; "
+             f"{arms['stock'].positions} held-out bytes")
+    return title[0].upper() + title[1:]
+
+
+def routing_arms(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
+    """What the levers buy (hit rate) and what routing costs (quality)."""
     s = setting(M, J, method, alpha, capacity)
     arms, sw = s.arms, s.sweep
-    frac = sw.n_experts_total // s.capacity
-    with lab_figure(6.6) as fig:
-        (hit, nll), (mb, io) = fig.subplots(2, 2, sharex=True)
+    with lab_figure(3.9) as fig:
+        hit, nll = fig.subplots(1, 2, sharex=True)
         _hits(hit, arms, sw.belady_rate)
         _quality(nll, arms)
-        _bytes(mb, arms)
-        ms = _io(io, arms, disk)
-        title = (f"{FRACTION_WORDS.get(frac, 'A')} cache ({s.capacity} of "
-                 f"{sw.n_experts_total} experts), {s.words()}; both = routing + PILOT "
-                 f"prefetch; {arms['stock'].positions} held-out bytes")
-        fig.suptitle(title[0].upper() + title[1:], fontsize=10.5, x=0.01, ha="left")
+        fig.suptitle(_title(s, sw, arms), fontsize=10.5, x=0.01,
+                     ha="left")
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label(),
-                                             "disk": disk, "belady_ceiling": sw.belady_rate,
+                                             "belady_ceiling": sw.belady_rate,
                                              "positions": arms["stock"].positions}
     for a in ARM_NAMES:
         r = arms[a]
         metrics |= {f"{a}_hit_rate": r.hit_rate, f"{a}_prefetched": r.hit_prefetched / r.requests,
                     f"{a}_delta_nll": r.delta_nll, f"{a}_delta_nll_se": r.nll_se,
-                    f"{a}_swap_rate": r.swap_rate,
-                    f"{a}_mib_per_token": (r.demand_bytes + r.prefetch_bytes) / r.positions / MIB,
+                    f"{a}_swap_rate": r.swap_rate}
+    return FigureResult(fig, metrics)
+
+
+def routing_io(M: int, J: int, method: str, alpha: float, capacity: str,
+               disk: str) -> FigureResult:
+    """What the arms read: bytes per token, and the disk time those reads would take."""
+    s = setting(M, J, method, alpha, capacity)
+    arms, sw = s.arms, s.sweep
+    with lab_figure(3.9) as fig:
+        mb, io = fig.subplots(1, 2, sharex=True)
+        _bytes(mb, arms)
+        ms = _io(io, arms, disk)
+        fig.suptitle(_title(s, sw, arms), fontsize=10.5, x=0.01,
+                     ha="left")
+    metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label(),
+                                             "disk": disk, "positions": arms["stock"].positions}
+    for a in ARM_NAMES:
+        r = arms[a]
+        metrics |= {f"{a}_mib_per_token": (r.demand_bytes + r.prefetch_bytes) / r.positions / MIB,
                     f"{a}_wasted_mib_per_token": r.wasted_bytes / r.positions / MIB,
-                    f"{a}_demand_io_ms_per_token": ms[a]}
+                    f"{a}_demand_io_ms_per_token": ms[a],
+                    f"{a}_prefetch_io_ms_per_token": ms[f"{a}_prefetch"]}
     return FigureResult(fig, metrics)

@@ -68,8 +68,14 @@ def test_the_opening_figure_tells_the_story() -> None:
     assert m["routing_delta_nll"] > 0  # routing costs quality at the default setting
     assert m["prefetch_hit_rate"] > m["stock_hit_rate"]
     assert m["prefetch_delta_nll"] == 0.0 and m["prefetch_swap_rate"] == 0.0
-    assert m["prefetch_mib_per_token"] > m["stock_mib_per_token"]
     assert m["both_hit_rate"] > max(m["routing_hit_rate"], m["prefetch_hit_rate"])
+
+
+def test_prefetch_pays_in_bytes() -> None:
+    fig = next(f for f in TAB.figures if f.name == "routing_io")
+    m = render(fig, TAB).metrics
+    assert m["prefetch_mib_per_token"] > m["stock_mib_per_token"]
+    assert m["stock_prefetch_io_ms_per_token"] == 0.0 < m["prefetch_prefetch_io_ms_per_token"]
 
 
 def test_rank_strip_is_select_experts() -> None:
