@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.errors import check_int
+from core.errors import ParamError, check_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,15 @@ class KDADims:
 
 REPLAY_TOY = KDADims(H=4, dk=16, dv=16)
 
+MXFP4_BLOCK = 32  # one E8M0 scale byte per 32 FP4 values (16 packed bytes)
+
+
+def mxfp4_bytes(params: int) -> int:
+    """Bytes of `params` values stored MXFP4: a nibble each plus one scale byte per block."""
+    if params <= 0 or params % MXFP4_BLOCK:
+        raise ParamError(f"params must be a positive multiple of {MXFP4_BLOCK}, got {params}")
+    return params // 2 + params // MXFP4_BLOCK
+
 
 @dataclass(frozen=True, slots=True)
 class K3Dims:
@@ -53,6 +62,7 @@ class K3Dims:
     expert_inner: int = 3072
     expert_latent: int = 3584
     bytes_per_param: int = 2  # bf16
+    gate_lower_bound: float = -5.0  # KDA's forget gate lies in [gate_lower_bound, 0] per step
 
     @property
     def kda(self) -> KDADims:
@@ -71,6 +81,11 @@ class K3Dims:
     @property
     def expert_bytes(self) -> int:
         return self.expert_params * self.bytes_per_param
+
+    @property
+    def expert_mxfp4_bytes(self) -> int:
+        """One routed expert as the expert cache reads it (MXFP4): 17,547,264 B."""
+        return mxfp4_bytes(self.expert_params)
 
     @property
     def kda_state_bytes(self) -> int:

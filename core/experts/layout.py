@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.dims import MXFP4_BLOCK
 from core.errors import ParamError
 from core.experts.errors import ExpertLoadError
 from core.experts.shards import ShardIndex, TensorEntry
@@ -21,7 +22,6 @@ K3_PARTS: tuple[tuple[str, str], ...] = (
     ("w3", "weight_packed"), ("w3", "weight_scale"),
 )
 K3_SHORT: tuple[str, ...] = ("w1p", "w1s", "w2p", "w2s", "w3p", "w3s")
-MXFP4_BLOCK = 32  # one E8M0 scale per 32 FP4 values (16 packed bytes)
 
 
 @dataclass(frozen=True, slots=True)

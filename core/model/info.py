@@ -12,20 +12,12 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
-from core.dims import K3
-from core.errors import ParamError
-from core.experts.layout import MXFP4_BLOCK
+from core.dims import K3, mxfp4_bytes
 from core.model.config import TOY, ModelDims
 
+__all__ = ["K3_EXPERT_MXFP4_BYTES", "mxfp4_bytes", "report", "serving_bytes"]
 
-def mxfp4_bytes(params: int) -> int:
-    """Bytes of `params` values stored MXFP4: a nibble each plus one scale byte per block."""
-    if params <= 0 or params % MXFP4_BLOCK:
-        raise ParamError(f"params must be a positive multiple of {MXFP4_BLOCK}, got {params}")
-    return params // 2 + params // MXFP4_BLOCK
-
-
-K3_EXPERT_MXFP4_BYTES = mxfp4_bytes(K3.expert_params)  # 17,547,264 = 4,284 pages of 4 KiB
+K3_EXPERT_MXFP4_BYTES = K3.expert_mxfp4_bytes  # 17,547,264 = 4,284 pages of 4 KiB
 
 
 class Serving(NamedTuple):

@@ -19,10 +19,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.dims import K3
 from core.errors import check_float, check_int
 
 GATE_EXPONENT_LIMIT = 80.0  # largest summed |gate| a parallel fp32 replay may exponentiate
-K3_GATE_LOWER_BOUND = -5.0  # reference §1: K3's lower-bound gate (not in core.dims.K3Dims)
+K3_GATE_LOWER_BOUND = K3.gate_lower_bound  # reference §1 (core.dims, the one K3 source)
 
 
 def needs_flush(committed: int, draft_len: int, capacity: int) -> bool:
