@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from tabs.controls import Slider
-from tabs.fleet_ring.bounded import fleet_ring_bounded
+from tabs.fleet_ring.bounded import fleet_ring_bounded, fleet_ring_bounded_tradeoff
 from tabs.fleet_ring.layout import fleet_ring_layout
 from tabs.fleet_ring.removal import fleet_ring_removal
 from tabs.fleet_ring.spread import fleet_ring_spread
 from tabs.spec import Preset, FigureSpec, TabSpec
 
 RING = ("vnodes", "clusters", "sessions", "seed")
+BOUNDED = ("vnodes", "clusters", "c", "seed")
 
 TAB = TabSpec(
     id="fleet_ring",
@@ -32,8 +33,10 @@ TAB = TabSpec(
                    fleet_ring_spread, RING),
         FigureSpec("fleet_ring_removal", "Removing a cluster: only its sessions move",
                    fleet_ring_removal, RING),
-        FigureSpec("fleet_ring_bounded", "Bounded loads: balance against affinity",
-                   fleet_ring_bounded, ("vnodes", "clusters", "c", "seed")),
+        FigureSpec("fleet_ring_bounded", "Bounded loads: no cluster above the cap",
+                   fleet_ring_bounded, BOUNDED),
+        FigureSpec("fleet_ring_bounded_tradeoff", "Bounded loads: balance against affinity",
+                   fleet_ring_bounded_tradeoff, BOUNDED),
     ),
     presets=(
         Preset("One point per cluster", "No virtual nodes: the arcs, and the loads, are very "

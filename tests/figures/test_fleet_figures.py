@@ -15,6 +15,7 @@ import tabs.fleet_ring.spread as ring_spread
 import tabs.fleet_sim.bakeoff as bakeoff
 import tabs.fleet_sim.budgets as budgets
 import tabs.fleet_sim.capacity as capacity
+import tabs.fleet_sim.load as load
 import tabs.fleet_sim.timeline as timeline
 from core.fleet.config import DEMO_BUDGET
 from core.fleet.routers import ROUTERS
@@ -87,16 +88,17 @@ class TestBudgetsP95Axis:
 class TestTimeline:
     def test_colour_scale_reaches_the_true_maximum(self):
         """Round-robin at 80 req/s piles 85+ requests on a cluster; the old scale stopped at 16."""
-        res = timeline.fleet_sim_timeline(80, 15, "round_robin", 0)
-        heat = res.figure.axes[1].images[0]
+        res = load.fleet_sim_load(80, 15, "round_robin", 0)
+        heat = res.figure.axes[0].images[0]
         peak = int(heat.get_array().max())
-        assert peak > timeline.LOAD_MAX and heat.norm.vmax == peak
+        assert peak > load.LOAD_MAX and heat.norm.vmax == peak
         bar = res.figure.axes[2]
         assert str(peak) in [t.get_text() for t in bar.get_yticklabels()]
 
     def test_default_scale_is_unchanged(self):
+        assert load.fleet_sim_load(60, 15, "ring", 0).figure.axes[0].images[0].norm.vmax == (
+            load.LOAD_MAX)
         res = timeline.fleet_sim_timeline(60, 15, "ring", 0)
-        assert res.figure.axes[1].images[0].norm.vmax == timeline.LOAD_MAX
         assert res.figure.axes[0].get_ylim() == pytest.approx(timeline.Y_LIM)
 
     def test_ttft_beyond_30_s_is_drawn_not_clipped(self, monkeypatch):
@@ -209,12 +211,12 @@ class TestBoundedShading:
 
     @staticmethod
     def _panel(res):
-        return res.figure.axes[1]
+        return res.figure.axes[0]
 
     @pytest.mark.parametrize(("vnodes", "clusters", "c", "seed"),
                              [(8, 8, 1.25, 0), (128, 12, 1.5, 7), (8, 16, 1.05, 3)])
     def test_no_drawn_load_lies_in_the_shading(self, vnodes, clusters, c, seed):
-        res = ring_bounded.fleet_ring_bounded(vnodes, clusters, c, seed)
+        res = ring_bounded.fleet_ring_bounded_tradeoff(vnodes, clusters, c, seed)
         balance = self._panel(res)
         shade = balance.collections[0].get_paths()[0]
         points = [(x, y) for line in balance.lines if line.get_marker() == "o"
