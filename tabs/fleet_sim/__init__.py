@@ -8,11 +8,13 @@ from tabs.controls import Choice, Slider
 from tabs.fleet_sim.bakeoff import fleet_sim_bakeoff
 from tabs.fleet_sim.budgets import fleet_sim_budgets
 from tabs.fleet_sim.capacity import fleet_sim_capacity
-from tabs.fleet_sim.common import FAIL_AT, SEED
+from tabs.fleet_sim.common import AT_MAX, FAIL_AT, SEED
+from tabs.fleet_sim.load import fleet_sim_load
 from tabs.fleet_sim.timeline import fleet_sim_timeline
 from tabs.spec import Preset, FigureSpec, TabSpec
 
 FLEET = ("rate", "fail_at", "router", "seed")
+CURSOR = (*FLEET, "at_s")
 
 TAB = TabSpec(
     id="fleet_sim",
@@ -29,15 +31,21 @@ TAB = TabSpec(
         Choice("router", "Router (timeline; highlighted elsewhere)", ROUTERS, "ring",
                demo="least_loaded"),
         Slider("seed", "Trace seed", 0, 99, SEED, demo=3),
+        Slider("at_s", "Time cursor (s): show the failover up to here", 0, AT_MAX, AT_MAX,
+               demo=20, info="Step through the failure; the load figure shows each cluster "
+               "at the cursor. The maximum shows the whole run."),
     ),
+    more=("seed",),
     figures=(
         FigureSpec("fleet_sim_budgets", "Class budgets under a long burst: right vs wrong metrics",
                    fleet_sim_budgets, ("long_burst", "long_budget", "seed")),
         FigureSpec("fleet_sim_capacity",
                    "Capacity: goodput vs offered load per router, with and without the failure",
                    fleet_sim_capacity, ("rate", "router")),
-        FigureSpec("fleet_sim_timeline", "Failover timeline: TTFT and load per cluster",
-                   fleet_sim_timeline, FLEET),
+        FigureSpec("fleet_sim_timeline", "Failover timeline: TTFT of every request",
+                   fleet_sim_timeline, CURSOR),
+        FigureSpec("fleet_sim_load", "Failover: requests outstanding per cluster, and at the "
+                   "cursor", fleet_sim_load, CURSOR),
         FigureSpec("fleet_sim_bakeoff", "Router bake-off: hit rate vs P95 TTFT, load CV",
                    fleet_sim_bakeoff, FLEET),
     ),
@@ -51,5 +59,8 @@ TAB = TabSpec(
         Preset("A tiny long-request budget", "Long requests beyond a small budget are "
                "rejected or queued: watch the short requests' latency.",
                {"long_budget": 3, "long_burst": 400}),
+        Preset("Step through the failure", "The cursor just after c0 fails: move it right "
+               "and watch its requests move and the other clusters fill.",
+               {"at_s": FAIL_AT + 2}),
     ),
 )

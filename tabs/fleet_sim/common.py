@@ -27,6 +27,13 @@ TRACE_SECONDS = SECONDS  # requests = rate * TRACE_SECONDS; arrivals span about 
 DOWN_S = 15.0  # the failed cluster rejoins (cold) this long after it fails
 FAIL_AT, SEED = 15, 0  # the tab's default failure time and trace seed
 FAIL_CLUSTER = DEMO_SIM.fail_cluster
+AT_MAX = 60  # the time cursor's maximum (s): past every arrival at every rate
+
+
+def cursor_words(at_s: int, t_end: float) -> str:
+    """What the failover figures show, plainly: up to the cursor, or (a cursor at or past the
+    end of the trace) the whole run."""
+    return "whole run" if at_s >= t_end else f"up to t = {at_s} s"
 
 
 def budget_config(mode: str, long_budget: int) -> SimConfig:
