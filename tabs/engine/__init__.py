@@ -9,7 +9,7 @@ from tabs.engine.acceptance import engine_acceptance
 from tabs.engine.common import GAMMAS, KINDS
 from tabs.engine.context import RANKS, engine_cp
 from tabs.engine.live import engine_speedup
-from tabs.engine.timeline import engine_timeline
+from tabs.engine.timeline import MAX_PASSES, engine_timeline
 from tabs.spec import FigureSpec, LiveSpec, Preset, TabSpec
 
 TAB = TabSpec(
@@ -23,12 +23,14 @@ TAB = TabSpec(
                demo="prose"),
         Slider("ranks", "Context-parallel ranks P", RANKS[0], RANKS[1], 8, demo=32,
                info="The prompt is split into P segments, one per rank."),
+        Slider("step", "Show up to verify pass", 1, MAX_PASSES, MAX_PASSES, demo=5,
+               info="Step through the request's timeline; the maximum shows every pass."),
     ),
     figures=(
         FigureSpec("engine_acceptance", "Drafts accepted and bytes per verify pass vs draft "
                    "length", engine_acceptance, ("draft_len", "kind")),
         FigureSpec("engine_timeline", "One request, pass by pass: draft, verify, accept, replay",
-                   engine_timeline, ("draft_len", "kind")),
+                   engine_timeline, ("draft_len", "kind", "step")),
         FigureSpec("engine_cp", "Context parallelism: KDA state messages vs MLA ring attention",
                    engine_cp, ("ranks",)),
     ),
@@ -39,6 +41,8 @@ TAB = TabSpec(
                "are accepted than on code.", {"kind": "records"}),
         Preset("Many ranks", "More ranks: each KDA layer gathers more state messages, so the "
                "crossover moves to longer prompts.", {"ranks": RANKS[1] // 2}),
+        Preset("Step through", "Verify pass 1: move the pass slider up one pass at a time and "
+               "watch drafts accepted, rejected and replayed.", {"step": 1}),
     ),
     live=LiveSpec("engine_speedup", "Speculative vs plain greedy, measured live on this machine",
                   engine_speedup, ("draft_len", "kind")),

@@ -8,9 +8,9 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from tabs.engine.common import run
+from tabs.engine.common import N_NEW, run
 from tabs.figure import FigureResult, lab_figure
 from tabs.model.common import dims
 from tabs.palette import ROLE
@@ -18,12 +18,28 @@ from tabs.units import KIB, fmt_bytes
 
 EMPTY, PENDING, ACCEPTED, REJECTED = range(4)
 CELLS = ListedColormap([ROLE["empty"], ROLE["neutral"], ROLE["accepted"], ROLE["rejected"]])
+MAX_PASSES = N_NEW  # a pass emits at least one byte: the pass slider's maximum
+DIM = 0.78  # white veil over the passes still to come
 
 
-def engine_timeline(draft_len: int, kind: str) -> FigureResult:
+def shown_passes(step: int, n: int) -> tuple[int, str]:
+    """The last pass shown and, in words, what the figure shows (never a silent clamp)."""
+    if step < n:
+        return step, f"passes 1-{step} of {n}"
+    return n, f"passes 1-{n} of {n}: all"
+
+
+def _veil(ax, k: int, n: int) -> None:
+    if k < n:
+        ax.axvspan(k - 0.5, n - 0.5, color="white", alpha=DIM, lw=0, zorder=4)
+    ax.axvspan(k - 1.5, k - 0.5, fill=False, ec=ROLE["reference"], lw=2.0, zorder=5)
+
+
+def engine_timeline(draft_len: int, kind: str, step: int = MAX_PASSES) -> FigureResult:
     r, g = run(kind, draft_len), draft_len
     passes = r.passes
     n = len(passes)
+    k, words = shown_passes(step, n)
     grid = np.full((g + 1, n), EMPTY)  # [window position, pass]
     for j, p in enumerate(passes):
         grid[0, j] = PENDING
@@ -44,16 +60,16 @@ def engine_timeline(draft_len: int, kind: str) -> FigureResult:
         top.set_ylim(-0.5, g + 0.5)
         top.set_yticks(range(g + 1), ["pending"] + [f"draft {i}" for i in range(1, g + 1)])
         top.set_ylabel("window position")
-        top.set_title(f"{kind}, gamma {g}: {r.accepted} of {r.drafted} drafts accepted, "
-                      f"{len(passes)} verify passes for {r.n_new - 1} bytes, "
-                      f"{r.rollbacks} rollbacks", loc="left")
+        _veil(top, k, n)
+        top.set_title(f"{kind}, gamma {g}, {words}; in all {r.accepted} of {r.drafted} "
+                      f"drafts accepted, {r.rollbacks} rollbacks", loc="left", fontsize=10)
         top.legend(handles=[
             Patch(color=ROLE["neutral"], label="pending token (always kept)"),
             Patch(color=ROLE["accepted"], label="accepted draft"),
             Patch(color=ROLE["rejected"], label="rejected draft"),
             Line2D([], [], ls="", marker="o", mfc="white", mec=ROLE["reference"], ms=4,
                    label="replayed after the rollback"),
-        ], loc="upper left", bbox_to_anchor=(0, -0.02), ncol=4, fontsize=8)
+        ], loc="upper left", bbox_to_anchor=(0, -0.02), ncol=4, fontsize=9)
         bottom.bar(np.arange(n), moved, width=0.8, color=ROLE["replay"])
         kept = [j for j, p in enumerate(passes) if p.replayed == 0]
         bottom.scatter(kept, [0] * len(kept), marker="|", s=80, color=ROLE["accepted"],
@@ -61,13 +77,24 @@ def engine_timeline(draft_len: int, kind: str) -> FigureResult:
         bottom.set_ylim(0, max(moved.max(initial=0.0), 1.0) * 1.25)
         bottom.set_xlim(-0.5, n - 0.5)
         bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
+        bottom.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{int(v) + 1}"))  # 1-based
         bottom.set_xlabel("verify pass")
         bottom.set_ylabel("KiB read + written\n(S twice, replayed inputs)")
+        _veil(bottom, k, n)
+        moved_so_far = sum(p.moved_bytes for p in passes[:k])
         bottom.set_title(f"Bytes each rollback moved over the {n_kda} KDA layers: "
-                         f"{fmt_bytes(r.moved_bytes)} in all", loc="left")
-        bottom.legend(loc="upper right", fontsize=8)
+                         + (f"{fmt_bytes(r.moved_bytes)} in all" if k == n else
+                            f"{fmt_bytes(moved_so_far)} by pass {k} of {n}"),
+                         loc="left", fontsize=10)
+        bottom.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=9,
+                      borderaxespad=0.1)
+        for ax in (top, bottom):
+            ax.tick_params(labelsize=9)
     return FigureResult(fig, {
         "kind": kind, "draft_len": g, "verify_passes": n, "drafted": r.drafted,
         "accepted": r.accepted, "rollbacks": r.rollbacks, "moved_bytes": r.moved_bytes,
         "held_bytes": r.held_bytes, "snapshot_bytes": r.snapshot_bytes,
-        "pages_released": sum(p.pages_released for p in passes)})
+        "pages_released": sum(p.pages_released for p in passes),
+        "step": step, "shown_passes": k, "complete": k == n,
+        "accepted_so_far": sum(p.accepted for p in passes[:k]),
+        "moved_bytes_so_far": moved_so_far})
