@@ -4,7 +4,7 @@ two-stage lookup, its presets, and the spacing staircase, on a real engine."""
 from __future__ import annotations
 
 from tabs.controls import Choice, Slider
-from tabs.prefix.common import PRESETS, SPACINGS
+from tabs.prefix.common import MAX_LOOKUP_STEPS, PRESETS, SPACINGS
 from tabs.prefix.live import prefix_time_saved
 from tabs.prefix.lookup import prefix_lookup
 from tabs.prefix.presets import prefix_presets
@@ -21,10 +21,12 @@ TAB = TabSpec(
         Choice("preset", "Request preset", PRESETS, "hit", demo="partial",
                info="hit: shares 8 blocks · miss: shares nothing · fallback: its checkpoint "
                     "was evicted · partial: its checkpoint lost a layer"),
+        Slider("step", "Show up to lookup step", 1, MAX_LOOKUP_STEPS, MAX_LOOKUP_STEPS, demo=4,
+               info="Step through the lookup; the maximum shows every step and the prefill."),
     ),
     figures=(
         FigureSpec("prefix_lookup", "The two-stage lookup, step by step",
-                   prefix_lookup, ("checkpoint_every", "preset")),
+                   prefix_lookup, ("checkpoint_every", "preset", "step")),
         FigureSpec("prefix_presets", "Every preset: reuse, why it stopped, same logits as cold?",
                    prefix_presets, ("checkpoint_every", "preset")),
         FigureSpec("prefix_spacing", "Checkpoint spacing vs reusable tokens vs memory",
@@ -39,5 +41,7 @@ TAB = TabSpec(
                "be used.", {"preset": "partial"}),
         Preset("Sparse checkpoints", "A checkpoint every few blocks: less memory, fewer "
                "reusable tokens.", {"checkpoint_every": 4}),
+        Preset("Step through a fallback", "Step 1 of an evicted checkpoint's lookup: move the "
+               "step slider up and watch stage 2 back off.", {"preset": "fallback", "step": 1}),
     ),
 )

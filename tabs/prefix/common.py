@@ -8,7 +8,7 @@ from functools import lru_cache
 import torch
 
 from core.prefix import entries as E
-from core.serve.engine import Engine
+from core.serve.engine import KDA_CHUNK, Engine
 from core.serve.scenarios import (
     CACHED,
     DOCUMENT,
@@ -23,11 +23,14 @@ from core.serve.scenarios import (
 from core.serve.sweep import SpacingSweep, spacing_sweep
 from tabs.model.common import model
 
-__all__ = ["CACHED", "PRESETS", "REASON_WORDS", "SHARED", "SPACINGS", "base", "runs", "sweep",
+__all__ = ["CACHED", "MAX_LOOKUP_STEPS", "PRESETS", "REASON_WORDS", "SHARED", "SPACINGS", "base", "runs", "sweep",
            "time_saved_now"]
 
 SPACINGS = tuple(range(1, 9))  # the hero's range: a checkpoint group every k blocks
 SHARED = len(DOCUMENT)  # tokens the hit / fallback / partial requests share with CACHED
+# Lookup steps never exceed one per block walked (stage 1) plus one per boundary checked on the
+# way back (stage 2); a block is at least one KDA chunk of byte tokens.
+MAX_LOOKUP_STEPS = 2 * (max(len(request_of(p)) for p in PRESETS) // KDA_CHUNK) + 1
 
 # Why the reusable prefix is not longer, in a student's words (one entry per core REASON).
 REASON_WORDS = {

@@ -10,13 +10,18 @@ from matplotlib.patches import Patch, Rectangle
 from core.prefix import entries as E
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.prefix.common import REASON_WORDS, runs
+from tabs.prefix.common import MAX_LOOKUP_STEPS, REASON_WORDS, runs
 
 Y_CACHE, Y_REQ, Y_STAGE2, Y_OUT = 3.3, 2.1, 1.05, 0.0
 H = 0.7
 STATUS_WORD = {
     E.READY: "ready ✓", E.NO_CHECKPOINT: "none", E.EVICTED: "evicted", E.PARTIAL: "partial ✗",
     E.NOT_READY: "not ready", E.LAST_TOKEN: "last token",
+}
+BACK_OFF = {  # why stage 2 backs off past a boundary, as one step's words
+    E.NO_CHECKPOINT: "holds no group (spacing)", E.EVICTED: "lost its group (evicted)",
+    E.PARTIAL: "has a partial group (a KDA layer missing)", E.NOT_READY: "has a group not ready yet",
+    E.LAST_TOKEN: "is the prompt's end (one token must still run)", E.READY: "is ready",
 }
 PASSED = {E.EVICTED: "evicted", E.PARTIAL: "partial (a KDA layer missing)",
           E.NOT_READY: "not ready"}
@@ -28,7 +33,7 @@ STATUS_COLOUR = {
 
 def _block(ax, x0: float, w: float, y: float, face: str, label: str, *, edge: str | None = None,
            ls: str = "-", hatch: str | None = None, alpha: float = 1.0, dark: bool = False,
-           fs: float = 7.5) -> None:
+           fs: float = 9) -> None:
     ax.add_patch(Rectangle((x0 + 1.5, y - H / 2), w - 3, H, facecolor=face, alpha=alpha,
                            edgecolor=edge or ROLE["annotation"], lw=0.8, ls=ls, hatch=hatch))
     ax.text(x0 + w / 2, y, label, ha="center", va="center", fontsize=fs,
@@ -51,56 +56,77 @@ def _cached_row(ax, r) -> None:
         if i < held:
             _block(ax, i * P, P, Y_CACHE, ROLE["mla"], f"{i + 1}", alpha=0.3, edge=ROLE["mla"])
         else:
-            _block(ax, i * P, P, Y_CACHE, "white", "evicted", ls="--", edge=ROLE["miss"], fs=6.5)
+            _block(ax, i * P, P, Y_CACHE, "white", "evicted", ls="--", edge=ROLE["miss"], fs=8.5)
     for b, status in enumerate(c.boundary_status, start=1):
         _group_marker(ax, b * P, Y_CACHE, status)
 
 
-def _request_row(ax, r) -> int:
-    """Stage 1, one step per block; returns the number of steps drawn."""
+def _request_row(ax, r, upto: int, words: list[str]) -> int:
+    """Stage 1, one step per block, drawn up to step `upto`; returns the number of steps.
+    Appends each step's description to `words`."""
     P, lk, n = r.block_tokens, r.lookup, r.request_tokens
     full, s1 = n // P, r.lookup.stage1_blocks
     step = 0
     for i in range(full):
-        if i < s1:
+        if i <= s1:
             step += 1
-            _block(ax, i * P, P, Y_REQ, ROLE["hit"], f"{step}. hit", dark=True)
-        elif i == s1:
-            step += 1
-            _block(ax, i * P, P, Y_REQ, ROLE["miss"],
-                   f"{step}. {'collision' if lk.collision else 'miss'}", dark=True)
-        else:
-            _block(ax, i * P, P, Y_REQ, ROLE["empty"], "not\nwalked", fs=6.5)
+            hit = i < s1
+            what = "hit" if hit else ("collision" if lk.collision else "miss")
+            words.append(f"block {i + 1}'s hash is in the cache: walk on" if hit else
+                         f"block {i + 1}: {what}, stage 1 stops after {s1} blocks")
+            if step <= upto:
+                _block(ax, i * P, P, Y_REQ, ROLE["hit"] if hit else ROLE["miss"],
+                       f"{step}. {what}", dark=True, fs=9)
+                if step == upto:
+                    _frame(ax, i * P, P, Y_REQ)
+                continue
+        _block(ax, i * P, P, Y_REQ, ROLE["empty"], "not\nwalked" if i > s1 else "", fs=8)
     if n > full * P:
-        _block(ax, full * P, n - full * P, Y_REQ, "white", "tail", hatch="///", fs=6.5)
+        _block(ax, full * P, n - full * P, Y_REQ, "white", "tail", hatch="///", fs=8)
     return step
 
 
-def _stage2_row(ax, r, step: int) -> None:
+def _frame(ax, x0: float, w: float, y: float) -> None:
+    """The current step: a heavy outline."""
+    ax.add_patch(Rectangle((x0 + 0.5, y - H / 2 - 0.06), w - 1, H + 0.12, fill=False,
+                           ec=ROLE["reference"], lw=2.4, zorder=6))
+
+
+def _stage2_row(ax, r, step: int, upto: int, words: list[str]) -> int:
+    """Stage 2, one step per boundary checked, drawn up to step `upto`; returns the last step."""
     P, lk, n = r.block_tokens, r.lookup, r.request_tokens
     s1, b = lk.stage1_blocks, lk.boundary_blocks
     if s1 == 0:
-        ax.text(0, Y_STAGE2, "no block matched: stage 2 has no boundary to check",
-                ha="left", va="center", fontsize=8, color=ROLE["annotation"])
-        return
+        if step <= upto:
+            ax.text(0, Y_STAGE2, "no block matched: stage 2 has no boundary to check",
+                    ha="left", va="center", fontsize=9, color=ROLE["annotation"])
+        return step
     for j in range(s1, max(b, 1) - 1, -1):
         st = E.LAST_TOKEN if j * P >= n else lk.boundary_status[j - 1]
         usable = j == b
         step += 1
+        words.append(f"block {j} has a complete, ready group: resume there" if usable else
+                     f"block {j} {BACK_OFF[st]}: back off")
+        if step > upto:
+            continue
         colour = ROLE["hit"] if usable else STATUS_COLOUR[st]
-        ax.plot([j * P], [Y_STAGE2], "o" if usable else "s", ms=9 if usable else 6, color=colour,
-                mfc=colour if usable or st != E.NOT_READY else "white", zorder=5)
+        ax.plot([j * P], [Y_STAGE2], "o" if usable else "s", ms=10 if usable else 7,
+                color=colour, mfc=colour if usable or st != E.NOT_READY else "white", zorder=5)
+        if step == upto:
+            ax.plot([j * P], [Y_STAGE2], "o", ms=17, mfc="none", mec=ROLE["reference"], mew=2.2,
+                    zorder=6)
         word = "resume\nhere ✓" if usable else STATUS_WORD[st]
-        ax.text(j * P, Y_STAGE2 - 0.2, f"{step}. {word}", ha="center", va="top", fontsize=6.8,
+        ax.text(j * P, Y_STAGE2 - 0.22, f"{step}. {word}", ha="center", va="top", fontsize=9,
                 fontweight="bold" if usable else "normal")
-    if b < s1:
+    if b < s1 and step <= upto:
         ax.annotate("", xy=(max(b, 0) * P, Y_STAGE2 + 0.28), xytext=(s1 * P, Y_STAGE2 + 0.28),
                     arrowprops={"arrowstyle": "-|>", "color": ROLE["annotation"], "lw": 1.2})
         ax.text((s1 + max(b, 0)) * P / 2, Y_STAGE2 + 0.34, "back off", ha="center", va="bottom",
-                fontsize=7.5)
-    if b == 0:
-        ax.text(0, Y_STAGE2 - 0.2, "start:\nno state", ha="center", va="top", fontsize=6.8,
+                fontsize=9)
+    if b == 0 and step <= upto:
+        ax.text(0, Y_STAGE2 - 0.22, "start:\nno state", ha="center", va="top", fontsize=9,
                 color=ROLE["miss"], fontweight="bold")
+    return step
 
 
 def _outcome(ax, r) -> None:
@@ -108,13 +134,13 @@ def _outcome(ax, r) -> None:
     if reused:
         ax.add_patch(Rectangle((0, Y_OUT - H / 2), reused, H, facecolor=ROLE["hit"], lw=0))
         ax.text(reused / 2, Y_OUT, f"reused {reused} tokens", ha="center", va="center",
-                fontsize=8, color="white", fontweight="bold")
+                fontsize=9, color="white", fontweight="bold")
     ax.add_patch(Rectangle((reused, Y_OUT - H / 2), n - reused, H, facecolor=ROLE["neutral"],
                            lw=0))
     inside = n - reused >= 150  # room for the label inside the bar
     ax.text((reused + n) / 2, Y_OUT if inside else Y_OUT - H / 2 - 0.05,
             f"computed {n - reused} tokens", ha="center", va="center" if inside else "top",
-            fontsize=8, color="white" if inside else "black", fontweight="bold")
+            fontsize=9, color="white" if inside else "black", fontweight="bold")
 
 
 def _why(r) -> str:
@@ -131,21 +157,29 @@ def _why(r) -> str:
     return words
 
 
-def prefix_lookup(checkpoint_every: int, preset: str) -> FigureResult:
+def prefix_lookup(checkpoint_every: int, preset: str, step: int = MAX_LOOKUP_STEPS
+                  ) -> FigureResult:
     r = runs(checkpoint_every)[preset]
     lk, P = r.lookup, r.block_tokens
-    with lab_figure(5.0) as fig:
+    words: list[str] = []
+    with lab_figure(5.2) as fig:
         ax = fig.subplots()
         _cached_row(ax, r)
-        step = _request_row(ax, r)
-        _stage2_row(ax, r, step)
-        _outcome(ax, r)
+        total = _stage2_row(ax, r, _request_row(ax, r, step, words), step, words)
+        done = step >= total
+        if done:
+            _outcome(ax, r)
+            shown = f"steps 1-{total} of {total}: all"
+            below = _why(r)
+        else:
+            shown = f"steps 1-{step} of {total}"
+            below = f"Step {step}: {words[step - 1]}.\nThe prefill is decided after step {total}."
         for y, label in ((Y_CACHE, "in the cache:\nthe earlier prompt"),
                          (Y_REQ, "stage 1: walk the\nrequest's blocks"),
                          (Y_STAGE2, "stage 2: back off\nto a ready group"),
                          (Y_OUT, "the prefill")):
-            ax.text(-14, y, label, ha="right", va="center", fontsize=8, fontweight="bold")
-        ax.text(0, Y_OUT - 0.72, _why(r), ha="left", va="top", fontsize=8.5, linespacing=1.5)
+            ax.text(-14, y, label, ha="right", va="center", fontsize=9, fontweight="bold")
+        ax.text(0, Y_OUT - 0.72, below, ha="left", va="top", fontsize=9, linespacing=1.5)
         xmax = max(r.request_tokens, r.cached_full_blocks * P) + 8
         ax.set_xlim(-170, xmax)
         ax.set_ylim(Y_OUT - 1.25, Y_CACHE + 1.05)
@@ -154,9 +188,9 @@ def prefix_lookup(checkpoint_every: int, preset: str) -> FigureResult:
         ax.grid(False)
         ax.spines["left"].set_visible(False)
         ax.set_xlabel(f"token position (one block = {P} tokens = one MLA page per MLA layer)")
-        ax.set_title(f"Preset “{preset}”, a checkpoint group every {checkpoint_every} block(s): "
-                     f"stage 1 matched {lk.stage1_blocks} blocks, stage 2 resumes at block "
-                     f"{lk.boundary_blocks}")
+        ax.set_title(f"“{preset}”, a group every {checkpoint_every} block(s), {shown}"
+                     + (f": stage 1 matched {lk.stage1_blocks} blocks, stage 2 resumes at block "
+                        f"{lk.boundary_blocks}" if done else ""), fontsize=10, pad=26)
         ax.legend(handles=[
             Line2D([], [], marker="s", ls="", mfc=ROLE["kda"], mec=ROLE["kda"],
                    label="complete, ready group"),
@@ -165,7 +199,9 @@ def prefix_lookup(checkpoint_every: int, preset: str) -> FigureResult:
             Line2D([], [], marker="X", ls="", mfc=ROLE["miss"], mec=ROLE["miss"],
                    label="evicted group"),
             Patch(facecolor=ROLE["mla"], alpha=0.3, edgecolor=ROLE["mla"], label="cached block"),
-        ], loc="upper right", bbox_to_anchor=(1.0, 1.0), ncols=4, fontsize=7.5)
+        ], loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=4, fontsize=9,
+            borderaxespad=0.2)
+        ax.tick_params(labelsize=9)
     metrics = {
         "preset": preset,
         "checkpoint_every": checkpoint_every,
@@ -178,5 +214,7 @@ def prefix_lookup(checkpoint_every: int, preset: str) -> FigureResult:
         "reused_tokens": r.reused_tokens,
         "computed_tokens": r.computed_tokens,
         "evicted_entries": r.evicted_entries,
+        "step": step, "lookup_steps": total, "complete": done,
+        "current_step": words[min(step, total) - 1] if words else "",
     }
     return FigureResult(fig, metrics)
