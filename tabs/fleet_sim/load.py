@@ -75,7 +75,7 @@ def fleet_sim_load(rate: int, fail_at: int, router: str, seed: int,
             ax.tick_params(labelsize=9)
     snap_layout(fig)
     metrics = {
-        "router": router, "at_s": at_s, "sample_time_s": t_now,
+        "router": router, "at_s": at_s, "complete": at_s >= t_end, "sample_time_s": t_now,
         "load_max": load_max, "load_at_cursor_total": int(now.sum()),
         "load_at_cursor_max": int(now.max(initial=0)),
         "busiest_at_cursor": f"c{int(np.argmax(now))}" if now.any() else "",
