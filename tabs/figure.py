@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import io
-import math
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.style
+from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
@@ -26,7 +26,8 @@ WIDTH_IN = 10.0
 # its inches at PRESENT_SCALE x the dpi, so every point-sized font, line and marker is
 # PRESENT_SCALE x larger in pixels. Shown 980 px wide (full width in a 1024 px window), the
 # style's smallest text (8 pt ticks and legends) comes out at 8 x 1.75 x 100/72 x 0.98 = 19.1
-# CSS px >= 14 pt (18.7 px); smaller explicit sizes are raised to PRESENT_MIN_PT.
+# CSS px >= 14 pt (18.7 px); smaller explicit sizes are raised to PRESENT_MIN_PT, and titles
+# and axis labels wrap to their panel after a first layout.
 PRESENT_SCALE = 1.75
 PRESENT_MIN_PT = 8.0
 
@@ -74,16 +75,51 @@ def is_presenting() -> bool:
     return _PRESENTING.get()
 
 
-def _present_inches(inches: float) -> float:
-    """Inches at DPI * PRESENT_SCALE that give exactly the pixels `inches` gives at DPI.
+def _present_size(width_in: float, height_in: float) -> tuple[float, float]:
+    """Inches at DPI * PRESENT_SCALE with the pixels the size has at DPI. The canvas is
+    int(inches * dpi + 1e-8) pixels (FigureCanvasBase.get_width_height), and px / dpi inches
+    come back within a few ulps of px, so the count is the same."""
+    dpi = DPI * PRESENT_SCALE
+    return int(width_in * DPI + 1e-8) / dpi, int(height_in * DPI + 1e-8) / dpi
 
-    Agg truncates the canvas size to whole pixels (4.6 in at 100 dpi is 459 px, as 4.6 * 100 is
-    459.99999999999994), so the quotient is nudged up by ulps until it reaches that count."""
-    px, dpi = math.floor(inches * DPI), DPI * PRESENT_SCALE
-    out = px / dpi
-    while out * dpi < px:
-        out = math.nextafter(out, math.inf)
-    return out
+
+def _wrap_words(text: Text, room_px: float, renderer: RendererBase) -> None:
+    """Break text's lines at spaces so each fits room_px (a single longer word stays whole)."""
+    props = text.get_fontproperties()
+
+    def width(s: str) -> float:
+        return renderer.get_text_width_height_descent(s, props, ismath=False)[0]
+
+    out: list[str] = []
+    for line in text.get_text().split("\n"):
+        current = ""
+        for word in line.split(" "):
+            trial = f"{current} {word}" if current else word
+            if current and width(trial) > room_px:
+                out.append(current)
+                current = word
+            else:
+                current = trial
+        out.append(current)
+    text.set_text("\n".join(out))
+
+
+def _wrap_to_panels(fig: Figure) -> None:
+    """After a first layout: titles and x labels wrap to their axes' width, y labels to its
+    height; free texts wrap at the canvas edge (matplotlib's own wrap)."""
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        box = ax.get_position().transformed(fig.transFigure)
+        titles = [t for t in ax.get_children() if isinstance(t, Text) and t not in ax.texts]
+        for text in (*titles, ax.xaxis.label):
+            if text.get_text():
+                _wrap_words(text, box.width, renderer)
+        if ax.yaxis.label.get_text():
+            _wrap_words(ax.yaxis.label, box.height, renderer)
+        for text in ax.texts:
+            text.set_wrap(True)
+    for text in fig.texts:
+        text.set_wrap(True)
 
 
 def _raise_small_text(fig: Figure, min_pt: float) -> None:
@@ -108,15 +144,18 @@ def lab_figure(height_in: float, width_in: float = WIDTH_IN) -> Iterator[Figure]
     present = _PRESENTING.get()
     with DRAW_LOCK:
         if present:
-            size = (_present_inches(width_in), _present_inches(height_in))
+            size = _present_size(width_in, height_in)
             fig = Figure(figsize=size, dpi=DPI * PRESENT_SCALE, layout="constrained")
         else:
             fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained")
         FigureCanvasAgg(fig)
         yield fig
+        engine = fig.get_layout_engine()
         if present:
             _raise_small_text(fig, PRESENT_MIN_PT)
-        engine = fig.get_layout_engine()
+            if engine is not None:
+                engine.execute(fig)
+            _wrap_to_panels(fig)
         if engine is not None:
             engine.execute(fig)
         fig.set_layout_engine(None)  # even a "none" placeholder would make savefig lay out again
