@@ -21,11 +21,17 @@ pytestmark = pytest.mark.figures
 
 
 def test_default_presets_show_safe_equal_and_unsafe_diverging():
+    from tabs.prefix.common import runs
+
     tab, fig = find_figure("prefix_presets")
     m = render(fig, tab).metrics
+    rs = runs(tab.control("checkpoint_every").value)  # the engine's own runs, not the figure's
     for p in ("hit", "miss", "fallback", "partial"):
-        assert m[f"{p}_safe_within_tol"], p
-    assert m["partial_max_abs_unsafe"] > FP32_DECODE_MAX_ABS
+        assert rs[p].max_abs_safe <= FP32_DECODE_MAX_ABS, p
+        assert m[f"{p}_max_abs_safe"] == ("0" if rs[p].max_abs_safe == 0 else "rounding"), p
+    assert rs["miss"].max_abs_safe == 0.0  # nothing reused: the very same computation
+    assert rs["partial"].max_abs_unsafe > FP32_DECODE_MAX_ABS
+    assert m["partial_max_abs_unsafe"] == f"{rs['partial'].max_abs_unsafe:.1e}"
     assert m["partial_reused_tokens"] < m["hit_reused_tokens"]
 
 
