@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.spec.checks import check_conv, check_replay, token_norms
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 
 
@@ -22,6 +22,7 @@ def kda_replay_consistency(
     pos = np.arange(draft_len + 1)
     names = ["b", *map(str, range(1, draft_len + 1))]
     drafted = token_norms(chk.drafted_outputs)
+    present = is_presenting()
     with lab_figure(3.8) as fig:
         axes = fig.subplots(1, 3, sharey=True)
         ymax = float(drafted.max()) * 1.6
@@ -45,19 +46,31 @@ def kda_replay_consistency(
             ax.plot(pos[:m], token_norms(case.replay_outputs), "o", color=ROLE["replay"], ms=6,
                     label="replay")
             ax.axvspan(m - 0.5, draft_len + 0.5, color=ROLE["rejected"], alpha=0.12, lw=0)
-            ax.set_title(f"{label}: n = {n} of {draft_len}, replay {m}", loc="left")
             ax.set_xlim(-0.5, draft_len + 0.5)
             ax.set_ylim(0, ymax)
             ax.set_xticks(pos, names)
-            ax.set_xlabel("window position (b = bonus token)")
             ok = "✓" if case.chunked_within_tol else "✗"
             cut = "✓" if conv.history_exact and conv.next_exact else "✗"
+            if present:  # the checks' verdicts only; the uncut conv offset is in the lesson
+                ax.set_title(f"n = {n}: replay {m}", loc="left")
+                ax.set_xlabel("window position")
+                ax.text(0.03, 0.97, f"|Δo| = {do:.2g}, |ΔS| = {ds:.2g}\n"
+                        f"chunked {ok}  conv {cut}", transform=ax.transAxes, va="top")
+                continue
+            ax.set_title(f"{label}: n = {n} of {draft_len}, replay {m}", loc="left")
+            ax.set_xlabel("window position (b = bonus token)")
             ax.text(0.03, 0.97,
                     f"max|Δo| = {do:.3g}   max|ΔS| = {ds:.3g}\n"
                     f"chunked form: |Δ| < {case.chunked_tol:.0e} {ok}\n"
                     f"conv history cut at {m}: {cut}\n"
                     f"  left uncut: next max|Δo| = {conv.next_off_uncut:.2g}",
                     transform=ax.transAxes, va="top", fontsize=7.5, family="DejaVu Sans Mono")
-        axes[0].set_ylabel(f"‖o_t‖ over heads ({dtype})")
-        axes[-1].legend(loc="lower right", fontsize=7.5)
+        if present:
+            axes[0].set_ylabel(f"‖o_t‖ ({dtype})")
+            handles = axes[-1].get_lines()
+            fig.legend(handles, ["all folded in", "committed", "replay"], ncols=len(handles),
+                       loc="outside upper center")
+        else:
+            axes[0].set_ylabel(f"‖o_t‖ over heads ({dtype})")
+            axes[-1].legend(loc="lower right", fontsize=7.5)
     return FigureResult(fig, metrics)

@@ -13,7 +13,7 @@ import numpy as np
 
 from core.spec import held_saving
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.kda_replay.common import (
     CONVENTION,
     DRAFTS,
@@ -32,7 +32,15 @@ def _state_over_record(b) -> float:
     return b.state / b.raw
 
 
-def _saving(left, draft_len: int, k3, toy, toy_name: str) -> dict[str, float]:
+def _label_lines(ax, x: float, items: tuple[tuple[float, str, str, str], ...]) -> None:
+    """Presenting: each line named at x (y, text, colour, "above" or "below" the line)."""
+    for y, text, color, side in items:
+        above = side == "above"
+        ax.annotate(text, (x, y), xytext=(0, 3 if above else -6), textcoords="offset points",
+                    ha="right", va="bottom" if above else "top", color=color)
+
+
+def _saving(left, draft_len: int, k3, toy, toy_name: str, present: bool) -> dict[str, float]:
     ceiling = DRAFTS + 1.0
     k3_held = np.array([held_saving(k3, int(g)) for g in DRAFTS])
     toy_held = np.array([held_saving(toy, int(g)) for g in DRAFTS])
@@ -56,13 +64,21 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str) -> dict[str, float]:
     left.set_xlim(DRAFTS[0], DRAFTS[-1])
     left.set_xlabel("draft length γ")
     left.set_ylabel("snapshot ÷ replay")
-    left.set_title("Memory saved: whole bill vs per position", loc="left")
-    left.legend(loc="lower right", fontsize=7.5)
+    if present:
+        left.set_title("Whole bill vs per position", loc="left")
+        _label_lines(left, DRAFTS[-1], (
+            (per_pos, f"per position {per_pos:.1f}×", ROLE["snapshot"], "above"),
+            (ceiling[-1], "ceiling 1 + γ", ROLE["reference"], "above"),
+            (k3_held[-1], "held, K3", ROLE["replay"], "below"),
+            (toy_held[-1], "held, toy", ROLE["replay"], "below")))
+    else:
+        left.set_title("Memory saved: whole bill vs per position", loc="left")
+        left.legend(loc="lower right", fontsize=7.5)
     return {"k3_held_saving": float(k3_held[i]), "toy_held_saving": float(toy_held[i]),
             "ceiling": float(ceiling[i])}
 
 
-def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str) -> None:
+def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str, present: bool) -> None:
     d2 = WIDTHS.astype(float) ** 2
     bare = [_state_over_record(k3_bytes(int(w), int(w))) for w in WIDTHS]
     conv = [k3_bytes(int(w), int(w)).per_position_ratio for w in WIDTHS]
@@ -72,16 +88,30 @@ def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str) -> None:
     for b, marker, name, dd in ((toy, "D", toy_name, dk * dv),
                                 (k3, "*", k3_label(), K3.kda.dk * K3.kda.dv)):
         r0, r1 = _state_over_record(b), b.per_position_ratio
-        right.plot([dd, dd], [r1, r0], marker, color=ROLE["accepted"] if marker == "D"
-                   else ROLE["reference"], ms=8 if marker == "D" else 12,
+        color = ROLE["accepted"] if marker == "D" else ROLE["reference"]
+        right.plot([dd, dd], [r1, r0], marker, color=color, ms=8 if marker == "D" else 12,
                    label=f"{name}: {r0:.1f}× / {r1:.1f}×")
+        if present:
+            right.annotate(name.split(" ")[0], (dd, r1), xytext=(0, -8),
+                           textcoords="offset points", ha="center", va="top", color=color)
     right.set_xscale("log", base=2)
     right.set_yscale("log", base=2)
     lo, hi = min(conv + [toy.per_position_ratio]) / 1.4, max(bare) * 1.4
     right.set_xlim(d2[0] / 1.6, d2[-1] * 1.6)
     right.set_ylim(lo, hi)
-    plain_log(right.xaxis, d2[0], d2[-1], base=2, every=2)
+    plain_log(right.xaxis, d2[0], d2[-1], base=2, every=4 if present else 2)
     plain_log(right.yaxis, lo, hi, base=2)
+    if present:  # the lines named beside them, S above its line and the conv row below
+        right.set_xlabel("d_k · d_v")
+        right.set_ylabel("snapshot ÷ replay")
+        right.set_title("Per position vs state size", loc="left")
+        mid = len(WIDTHS) // 2
+        right.annotate("S ÷ record", (d2[mid], bare[mid]), xytext=(-6, 6),
+                       textcoords="offset points", ha="right", va="bottom",
+                       color=ROLE["snapshot"])
+        right.annotate("+ conv row", (d2[mid], conv[mid]), xytext=(6, -6),
+                       textcoords="offset points", ha="left", va="top", color=ROLE["replay"])
+        return
     right.set_xlabel(f"d_k · d_v ({CONVENTION})", fontsize=8.5)
     right.set_ylabel("snapshot ÷ replay, per position")
     right.set_title("Per position the ratio grows with the state", loc="left")
@@ -93,8 +123,9 @@ def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResul
     name = toy_label(heads, dk, dv)
     with lab_figure(4.0) as fig:
         left, right = fig.subplots(1, 2)
-        held = _saving(left, draft_len, k3, toy, name)
-        _ratio(right, k3, toy, dk, dv, name)
+        present = is_presenting()
+        held = _saving(left, draft_len, k3, toy, name, present)
+        _ratio(right, k3, toy, dk, dv, name, present)
     metrics = {
         "draft_len": draft_len,
         "k3_state_over_record": _state_over_record(k3),

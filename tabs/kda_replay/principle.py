@@ -12,15 +12,15 @@ from matplotlib.patches import FancyBboxPatch, Patch
 
 from core.errors import check_int
 from core.spec import replay_outcome, snapshot_outcome
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.kda_replay.common import CONVENTION, toy_bytes, toy_label
 from tabs.palette import ROLE
 from tabs.units import KIB
 
-PARTS = (  # bill component, colour role, legend label
-    ("state", "snapshot", "whole states S"),
-    ("raw", "replay", "raw records (k, v, g, β)"),
-    ("conv", "neutral", "short-conv window (same in both)"),
+PARTS = (  # bill component, colour role, legend label, its short form when presenting
+    ("state", "snapshot", "whole states S", "states S"),
+    ("raw", "replay", "raw records (k, v, g, β)", "raw records"),
+    ("conv", "neutral", "short-conv window (same in both)", "conv window"),
 )
 
 
@@ -47,33 +47,43 @@ def _box(ax, x: float, y: float, text: str, face: str, edge: str, lw: float = 1.
     ax.text(x, y, text, ha="center", va="center", fontsize=8)
 
 
-def _bars(ax, bill, heads: int, dk: int, dv: int) -> None:
+def _bars(ax, bill, heads: int, dk: int, dv: int, present: bool) -> None:
+    """Stacked bars, snapshot left of replay in each group. Presenting, the bars carry no
+    scheme names (the x label says which is which) and the legend is short, in headroom."""
     groups = ("held", "written", "read")
     x0 = np.arange(len(groups)) * 1.0
     width = 0.36
     top = 0.0
     for k, (scheme, dx) in enumerate((("snapshot", -0.2), ("replay", 0.2))):
         bottom = np.zeros(len(groups))
-        for part, role, _ in PARTS:
+        for part, role, _, _ in PARTS:
             h = np.array(bill[scheme][part]) / KIB
             ax.bar(x0 + dx, h, width, bottom=bottom, color=ROLE[role],
                    alpha=0.85 if part != "conv" else 0.6, edgecolor="white", lw=0.6)
             bottom += h
         for xi, total in zip(x0 + dx, bottom, strict=True):
             ax.text(xi, total, f"{total:.1f}", ha="center", va="bottom", fontsize=8)
+            if present:
+                continue
             ax.text(xi, -0.02, "snap" if k == 0 else "replay", ha="center", va="top",
                     fontsize=7.5, transform=ax.get_xaxis_transform())
         top = max(top, float(bottom.max()))
-    ax.set_xticks(x0, [f"\n{g}" for g in groups])
+    ax.set_xticks(x0, list(groups) if present else [f"\n{g}" for g in groups])
     ax.tick_params(axis="x", length=0, labelsize=9.5)
     ax.set_xlim(-0.6, len(groups) - 0.4)
-    ax.set_ylim(0, top * 1.3)
-    ax.set_ylabel(f"KiB, one layer, {toy_label(heads, dk, dv)}")
-    ax.legend(handles=[Patch(color=ROLE[r], alpha=0.85, label=lab) for _, r, lab in PARTS],
-              loc="upper right", fontsize=7.5)
+    ax.set_ylim(0, top * (2.0 if present else 1.3))
+    if present:
+        ax.set_ylabel(f"KiB, {toy_label(heads, dk, dv)}")
+        ax.set_xlabel("left: snapshot, right: replay", color=ROLE["annotation"])
+    else:
+        ax.set_ylabel(f"KiB, one layer, {toy_label(heads, dk, dv)}")
+        ax.set_xlabel(CONVENTION, fontsize=7.5, color=ROLE["annotation"])
+    ax.legend(handles=[Patch(color=ROLE[r], alpha=0.85, label=short if present else lab)
+                       for _, r, lab, short in PARTS], loc="upper right", fontsize=7.5)
 
 
-def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float) -> None:
+def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float,
+            present: bool) -> None:
     w = draft_len + 1
     names = ["b", *map(str, range(1, w))]
     sk.set_xlim(-0.6, max(w, 5) + 0.6)
@@ -87,6 +97,13 @@ def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float
         _box(sk, i, 1.1, f"S{name}", "#FBE3D2", edge, lw=2.5 if i == accepted + 1 else 1)
         _box(sk, i, -0.1, f"x{name}", "#D6E6F3", edge, lw=2 if ok else 1)
     kept = names[accepted]
+    if present:  # the same two facts in fewer words; the edge colours are in the lesson
+        restore = f"copy S{kept}: read {snap_read / KIB:.1f} KiB" if snap_read else \
+            f"S{kept} in place"
+        sk.text(-0.55, 1.72, f"snapshot: {restore}", color=ROLE["snapshot"])
+        sk.text(-0.55, -0.78, f"replay b..{kept} from S: read {rep_read / KIB:.2f} KiB",
+                color=ROLE["replay"])
+        return
     restore = f"copy S{kept} into place: read {snap_read / KIB:.1f} KiB" if snap_read else \
         f"all accepted: S{kept} is already in place"
     sk.text(-0.55, 1.72, f"snapshot keeps a state after every position; {restore}",
@@ -104,13 +121,15 @@ def kda_replay_principle(
     b = toy_bytes(heads, dk, dv)
     bill = _bill(b, draft_len, accepted)
     snap, rep = snapshot_outcome(b, draft_len, accepted), replay_outcome(b, draft_len, accepted)
+    present = is_presenting()
     with lab_figure(4.1) as fig:
-        ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.45]})
-        _bars(ax, bill, heads, dk, dv)
-        ax.set_title(f"One verify step, n = {accepted} of γ = {draft_len}", loc="left")
-        ax.set_xlabel(CONVENTION, fontsize=7.5, color=ROLE["annotation"])
-        _sketch(sk, draft_len, accepted, snap.read, rep.read)
-        sk.set_title(f"Window of γ + 1 = {draft_len + 1} positions: b, then {draft_len} drafts",
+        ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.2 if present else 1.45]})
+        _bars(ax, bill, heads, dk, dv, present)
+        ax.set_title(f"{'One step' if present else 'One verify step'}, n = {accepted} of "
+                     f"γ = {draft_len}", loc="left")
+        _sketch(sk, draft_len, accepted, snap.read, rep.read, present)
+        sk.set_title(f"Window: b, then γ = {draft_len} drafts" if present else
+                     f"Window of γ + 1 = {draft_len + 1} positions: b, then {draft_len} drafts",
                      loc="left")
     metrics = {
         "window": draft_len + 1,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.spec import replay_ledger, snapshot_ledger
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.kda_replay.common import CONVENTION, DRAFTS, K3, k3_bytes, k3_label
 from tabs.palette import ROLE
 from tabs.units import MIB
@@ -18,14 +18,21 @@ from tabs.units import MIB
 RATES = np.linspace(0.0, 1.0, 41)
 
 
-def _held(ax, draft_len: int, b) -> tuple[float, float]:
+def _name_line(ax, x: float, y: float, text: str, color: str, ha: str) -> None:
+    """Presenting: a line's name just above it at (x, y), in its colour."""
+    ax.annotate(text, (x, y), xytext=(0, 4), textcoords="offset points", ha=ha, va="bottom",
+                color=color)
+
+
+def _held(ax, draft_len: int, b, present: bool) -> tuple[float, float]:
     s = np.array([snapshot_ledger(b, int(g), 1.0).held for g in DRAFTS]) * K3.n_kda / MIB
     r = np.array([replay_ledger(b, int(g), 1.0).held for g in DRAFTS]) * K3.n_kda / MIB
     ax.plot(DRAFTS, s, "-", color=ROLE["snapshot"], label="snapshot: 1 + γ states")
     ax.plot(DRAFTS, r, "-", color=ROLE["replay"], label="replay: 1 state + γ + 1 records")
     floor = b.state * K3.n_kda / MIB
-    ax.axhline(floor, color=ROLE["annotation"], lw=0.8, ls=":",
-               label=f"the committed state alone: {floor:,.0f} MiB")
+    if not present:  # too close to replay's line to name at projector size
+        ax.axhline(floor, color=ROLE["annotation"], lw=0.8, ls=":",
+                   label=f"the committed state alone: {floor:,.0f} MiB")
     i = int(np.flatnonzero(DRAFTS == draft_len)[0])
     ax.axvline(draft_len, color=ROLE["annotation"], lw=0.8)
     ax.annotate(f"{s[i]:,.0f} vs {r[i]:,.0f} MiB", (draft_len, (s[i] + r[i]) / 2),
@@ -33,6 +40,13 @@ def _held(ax, draft_len: int, b) -> tuple[float, float]:
     ax.set_ylim(0, s[-1] * 1.1)
     ax.set_xlim(DRAFTS[0], DRAFTS[-1])
     ax.set_xlabel("draft length γ")
+    if present:
+        mid = len(DRAFTS) // 2
+        _name_line(ax, DRAFTS[mid], s[mid], "snapshot", ROLE["snapshot"], "right")
+        _name_line(ax, DRAFTS[-1], r[-1], "replay", ROLE["replay"], "right")
+        ax.set_ylabel(f"MiB held, {K3.n_kda} layers")
+        ax.set_title("Held while verifying, K3", loc="left")
+        return float(s[i]), float(r[i])
     ax.set_ylabel(f"MiB held, all {K3.n_kda} KDA layers")
     ax.set_title(f"Held while verifying, {k3_label()}", loc="left")
     ax.legend(loc="upper left", fontsize=7.5)
@@ -41,9 +55,10 @@ def _held(ax, draft_len: int, b) -> tuple[float, float]:
 
 def kda_replay_rollback(draft_len: int) -> FigureResult:
     b = k3_bytes()
+    present = is_presenting()
     with lab_figure(3.9) as fig:
         held, moved = fig.subplots(1, 2)
-        s_held, r_held = _held(held, draft_len, b)
+        s_held, r_held = _held(held, draft_len, b, present)
         snap = [snapshot_ledger(b, draft_len, float(a)) for a in RATES]
         rep = [replay_ledger(b, draft_len, float(a)) for a in RATES]
         moved.plot(RATES, [x.moved / MIB for x in snap], color=ROLE["snapshot"],
@@ -52,10 +67,17 @@ def kda_replay_rollback(draft_len: int) -> FigureResult:
                    label="replay: records + S read and S written")
         moved.set_xlim(0, 1)
         moved.set_ylim(0, max(x.moved for x in snap) / MIB * 1.15)
-        moved.set_xlabel(f"per-token acceptance rate a\n({CONVENTION})")
-        moved.set_ylabel("MiB written + read, one layer")
-        moved.set_title(f"Moved per verify step, γ = {draft_len}", loc="left")
-        moved.legend(loc="lower left", fontsize=7.5)
+        if present:
+            moved.set_xlabel("per-token acceptance rate a")
+            moved.set_ylabel("MiB moved, one layer")
+            moved.set_title(f"Moved per step, γ = {draft_len}", loc="left")
+            for x, role in ((snap[0], "snapshot"), (rep[0], "replay")):
+                _name_line(moved, RATES[1], x.moved / MIB, role, ROLE[role], "left")
+        else:
+            moved.set_xlabel(f"per-token acceptance rate a\n({CONVENTION})")
+            moved.set_ylabel("MiB written + read, one layer")
+            moved.set_title(f"Moved per verify step, γ = {draft_len}", loc="left")
+            moved.legend(loc="lower left", fontsize=7.5)
     s_half, r_half = snapshot_ledger(b, draft_len, 0.5), replay_ledger(b, draft_len, 0.5)
     metrics = {
         "k3_held_snapshot_mib_all_layers": s_held,
