@@ -36,7 +36,6 @@ CROWDED: dict[str, str] = {
     "model_expert_usage": "text off the canvas (routed expert id...)",
     "prefix_lookup": "text off the canvas (token position...)",
     "prefix_presets": "text off the canvas (request...)",
-    "paging_pack": "plots squeezed (S,...)",
     "cache_hit_rates": "text off the canvas (% of the window...)",
     "cache_slot_map": "text off the canvas",
     "cache_counters": "text off the canvas (gets per...)",
