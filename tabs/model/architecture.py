@@ -8,14 +8,19 @@ from matplotlib.patches import FancyBboxPatch
 from core.errors import check_int
 from core.model.info import serving_bytes
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.model.common import dims
 from tabs.palette import ROLE
 
 MB = 1e6
 
 
-def _strip(ax, kinds: tuple[str, ...], layer: int, d) -> None:
+def _short(name: str) -> str:
+    """A serving quantity's name without its per-layer/per-token scope, for presenting."""
+    return name.split(",")[0].removeprefix("one ").replace(" + ", "\n+ ")
+
+
+def _strip(ax, kinds: tuple[str, ...], layer: int, d, present: bool) -> None:
     for i, kind in enumerate(kinds):
         colour = ROLE["mla"] if kind.upper() == "MLA" else ROLE["kda"]
         ax.add_patch(FancyBboxPatch((i + 0.06, 0.1), 0.88, 0.8, boxstyle="round,pad=0.01",
@@ -23,11 +28,15 @@ def _strip(ax, kinds: tuple[str, ...], layer: int, d) -> None:
                                     edgecolor=ROLE["reference"], lw=2.5 if i == layer else 0.6))
         ax.text(i + 0.5, 0.62, f"{i}: {kind.upper()}", ha="center", va="center", fontsize=9,
                 fontweight="bold" if i == layer else "normal")
-        ax.text(i + 0.5, 0.32, f"MoE {d.n_experts}e top-{d.top_k}\n+ shared", ha="center",
-                va="center", fontsize=7)
+        if not present:  # presenting, the title says it once
+            ax.text(i + 0.5, 0.32, f"MoE {d.n_experts}e top-{d.top_k}\n+ shared",
+                    ha="center", va="center", fontsize=7)
     ax.set_xlim(0, len(kinds))
     ax.set_ylim(0, 1)
     ax.axis("off")
+    if present:
+        ax.set_title(f"{d.mla_every - 1} KDA, 1 MLA, repeated; MoE FFNs, top-{d.top_k}")
+        return
     ax.set_title(f"Layer pattern: {d.mla_every - 1} KDA then 1 MLA, repeated; every FFN is MoE "
                  f"(layer {layer} highlighted)")
 
@@ -38,9 +47,11 @@ def model_architecture(layer: int) -> FigureResult:
     check_int("layer", layer, 0, d.n_layers - 1)
     comps = d.components()
     serving = serving_bytes(d)
+    present = is_presenting()
     with lab_figure(4.6) as fig:
-        grid = fig.add_gridspec(2, 2, height_ratios=[1, 2.2])
-        _strip(fig.add_subplot(grid[0, :]), kinds, layer, d)
+        grid = fig.add_gridspec(2, 2, height_ratios=[0.7 if present else 1, 2.2],
+                                width_ratios=[1.15 if present else 1, 1])
+        _strip(fig.add_subplot(grid[0, :]), kinds, layer, d, present)
         params, serve = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
         names = list(comps)
         vals = np.array([comps[n] for n in names], float) * d.bytes_per_param / MB
@@ -51,26 +62,35 @@ def model_architecture(layer: int) -> FigureResult:
         params.set_yticks(y, names, fontsize=7.5)
         params.invert_yaxis()
         params.set_xlim(0, vals.max() * 1.25)
-        params.set_xlabel("MB of float32 weights")
-        params.set_title(f"Toy model: {d.total_params / 1e6:.2f} M parameters "
-                         f"({d.active_params / 1e6:.2f} M active per token)")
-        labels = [f"{x.name}\n(K3 {x.k3_format})" for x in serving]
+        if present:
+            params.set_xlabel(f"MB (float32); {d.active_params / 1e6:.2f} M active per token")
+            params.set_title(f"{d.total_params / 1e6:.2f} M parameters")
+            labels = [_short(x.name) for x in serving]
+        else:
+            params.set_xlabel("MB of float32 weights")
+            params.set_title(f"Toy model: {d.total_params / 1e6:.2f} M parameters "
+                             f"({d.active_params / 1e6:.2f} M active per token)")
+            labels = [f"{x.name}\n(K3 {x.k3_format})" for x in serving]
         toy = np.array([x.toy for x in serving], float)
         k3 = np.array([x.k3 for x in serving], float)
         ys = np.arange(len(labels))
         serve.barh(ys - 0.2, toy, 0.4, color=ROLE["kda"], label="toy (float32)")
         serve.barh(ys + 0.2, k3, 0.4, color=ROLE["snapshot"], label="K3")
         serve.set_xscale("log")
-        lo, hi = toy.min() / 3, k3.max() * 30
+        lo, hi = toy.min() / 3, k3.max() * (300 if present else 30)  # room for the ratios
         serve.set_xlim(lo, hi)
-        plain_log(serve.xaxis, lo, hi)
+        plain_log(serve.xaxis, lo, hi, every=2 if present else 1)
         for yi, x in zip(ys, serving, strict=True):
             serve.text(x.k3 * 1.2, yi + 0.2, f"{x.ratio:,.1f}×", va="center", fontsize=7.5)
         serve.set_yticks(ys, labels, fontsize=7)
         serve.invert_yaxis()
-        serve.set_xlabel("bytes (log)")
-        serve.set_title("Serving bytes, toy vs K3 (like for like)", fontsize=10)
-        serve.legend(loc="lower right")
+        if present:  # no room for a legend: the colours are named in the x label
+            serve.set_xlabel("bytes, toy (green) vs K3 (orange)")
+            serve.set_title("Serving bytes", fontsize=10)
+        else:
+            serve.set_xlabel("bytes (log)")
+            serve.set_title("Serving bytes, toy vs K3 (like for like)", fontsize=10)
+            serve.legend(loc="lower right")
     metrics = {
         "layer": layer,
         "layer_kind": kinds[layer],

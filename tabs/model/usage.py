@@ -12,7 +12,7 @@ from matplotlib.patches import Patch
 
 from core.model.trace import RECORD_WINDOW
 from core.model.usage import Specialisation, domain_usage, specialisation
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.model.common import DOMAINS, dims, trace
 from tabs.palette import ROLE
 
@@ -22,7 +22,7 @@ def information() -> Specialisation:
     return specialisation(trace(), len(DOMAINS))
 
 
-def _bars(ax, s: Specialisation, layer: int, d) -> None:
+def _bars(ax, s: Specialisation, layer: int, d, present: bool) -> None:
     x = np.arange(d.n_layers)
     w = 0.38
     for i, kind in enumerate(d.layer_kinds):
@@ -33,8 +33,9 @@ def _bars(ax, s: Specialisation, layer: int, d) -> None:
     for off, null in ((-w / 2, s.pick_shuffled), (w / 2, s.top_set_shuffled)):
         ax.hlines(null, x + off - w / 2, x + off + w / 2, color=ROLE["reference"], lw=1.6)
     ax.axhline(s.entropy, ls="--", color=ROLE["annotation"], lw=0.8)
-    ax.text(d.n_layers - 0.5, s.entropy, f"H(domain) = {s.entropy:.2f} bits: the ceiling",
-            ha="right", va="bottom", fontsize=7)
+    ceiling = f"ceiling H = {s.entropy:.2f}" if present else \
+        f"H(domain) = {s.entropy:.2f} bits: the ceiling"
+    ax.text(d.n_layers - 0.5, s.entropy, ceiling, ha="right", va="bottom", fontsize=7)
     ax.set_xticks(x)
     ax.set_xlim(-0.6, d.n_layers - 0.4)
     ax.set_ylim(0, s.entropy * 1.12)
@@ -43,8 +44,11 @@ def _bars(ax, s: Specialisation, layer: int, d) -> None:
     ax.legend(handles=[Patch(color=ROLE["neutral"], alpha=0.35, label="one pick"),
                        Patch(color=ROLE["neutral"], alpha=0.9, label=f"top-{d.top_k} set"),
                        Line2D([], [], color=ROLE["reference"], lw=1.6,
-                              label="domains shuffled")],
+                              label="shuffled" if present else "domains shuffled")],
               loc="center left", fontsize=7)
+    if present:
+        ax.set_title("Routing vs domain", fontsize=10)
+        return
     ax.set_title(f"What routing says about the domain\n({s.runs} domain runs: a noisy estimate)",
                  fontsize=10)
 
@@ -54,6 +58,7 @@ def model_expert_usage(layer: int) -> FigureResult:
     usage = domain_usage(t, layer, len(DOMAINS))  # [D, E]
     s = information()
     top = usage.argmax(1)
+    present = is_presenting()
     with lab_figure(3.9) as fig:
         heat, bars = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.0, 1.25]})
         uniform = 100 / d.n_experts
@@ -63,17 +68,25 @@ def model_expert_usage(layer: int) -> FigureResult:
             heat.text(e, i, f"{usage[i, e] * 100:.0f}", ha="center", va="center", fontsize=8,
                       color="white" if usage[i, e] * 100 > 0.6 * vmax else "black")
         counts = np.bincount(t.domains[t.domains < len(DOMAINS)], minlength=len(DOMAINS))
-        heat.set_xticks(range(d.n_experts))
-        heat.set_yticks(range(len(DOMAINS)), [f"{n}\n({c:,} B)" for n, c in zip(DOMAINS, counts,
-                                                                                strict=True)])
-        heat.set_xlabel(f"routed expert id (trace: {len(t.tokens):,} held-out bytes, prefill "
-                        f"in independent {RECORD_WINDOW}-byte windows)")
         heat.grid(False)
-        heat.set_title(f"Layer {layer} ({d.layer_kinds[layer].upper()}): % of each domain's top-"
-                       f"{d.top_k} picks per expert (top one labelled)", fontsize=10)
-        fig.colorbar(im, ax=heat, label=f"% of the domain's picks (uniform {uniform:.2f}%)",
-                     shrink=0.9)
-        _bars(bars, s, layer, d)
+        kind = d.layer_kinds[layer].upper()
+        if present:  # the trace's size and windows are in the lesson
+            heat.set_xticks(range(0, d.n_experts, 2))
+            heat.set_yticks(range(len(DOMAINS)), DOMAINS)
+            heat.set_xlabel("routed expert id")
+            heat.set_title(f"Layer {layer} ({kind}): % of picks", fontsize=10)
+            fig.colorbar(im, ax=heat, label=f"% (uniform {uniform:.2f}%)", shrink=0.9)
+        else:
+            heat.set_xticks(range(d.n_experts))
+            heat.set_yticks(range(len(DOMAINS)),
+                            [f"{n}\n({c:,} B)" for n, c in zip(DOMAINS, counts, strict=True)])
+            heat.set_xlabel(f"routed expert id (trace: {len(t.tokens):,} held-out bytes, "
+                            f"prefill in independent {RECORD_WINDOW}-byte windows)")
+            heat.set_title(f"Layer {layer} ({kind}): % of each domain's top-{d.top_k} picks "
+                           "per expert (top one labelled)", fontsize=10)
+            fig.colorbar(im, ax=heat, label=f"% of the domain's picks (uniform {uniform:.2f}%)",
+                         shrink=0.9)
+        _bars(bars, s, layer, d, present)
     metrics: dict[str, float | int | str] = {"layer": layer, "tokens": int(len(t.tokens)),
                                              "domain_runs": s.runs,
                                              "domain_entropy_bits": s.entropy}
