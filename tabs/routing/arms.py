@@ -10,7 +10,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from core.routing.disk import disk as disk_preset
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import ARM_NAMES, setting
 from tabs.units import MIB
@@ -28,8 +28,9 @@ def _bars(ax, title: str, ylabel: str) -> np.ndarray:
     return x
 
 
-def _hits(ax, arms, belady: float) -> None:
-    x = _bars(ax, "Hit rate (gets served from memory)", "% of expert gets")
+def _hits(ax, arms, belady: float, present: bool) -> None:
+    x = _bars(ax, "Hit rate" if present else "Hit rate (gets served from memory)",
+              "% of expert gets")
     for i, a in enumerate(ARM_NAMES):
         r = arms[a]
         res, pre = 100 * r.hit_resident / r.requests, 100 * r.hit_prefetched / r.requests
@@ -38,17 +39,22 @@ def _hits(ax, arms, belady: float) -> None:
         ax.text(x[i], res + pre + 2, f"{res + pre:.0f}%", ha="center", va="bottom", fontsize=10,
                 fontweight="bold")
     ax.axhline(100 * belady, color=ROLE["reference"], ls=":", lw=1.4)
-    ax.set_ylim(0, 128)
+    ax.set_ylim(0, 145 if present else 128)  # presenting: room for a two-row legend
     ax.set_yticks(range(0, 101, 20))
-    ax.legend(handles=[Patch(color=ROLE["hit"], label="already resident"),
+    belady_label = f"Belady ({100 * belady:.0f}%)" if present else \
+        f"Belady, open-loop replay ({100 * belady:.0f}%)"
+    ax.legend(handles=[Patch(color=ROLE["hit"], label="resident" if present else
+                             "already resident"),
                        Patch(color=ROLE["prefetch"], label="loaded ahead"),
                        Line2D([], [], color=ROLE["reference"], ls=":", lw=1.4,
-                              label=f"Belady, open-loop replay ({100 * belady:.0f}%)")],
-              loc="upper center", ncols=3, fontsize=8, handlelength=1.5, columnspacing=0.8)
+                              label=belady_label)],
+              loc="upper center", ncols=2 if present else 3, fontsize=8, handlelength=1.5,
+              columnspacing=0.8)
 
 
-def _quality(ax, arms) -> None:
-    x = _bars(ax, "Quality cost: Δ NLL vs stock (± one standard error)", "nats per byte")
+def _quality(ax, arms, present: bool) -> None:
+    x = _bars(ax, "Δ NLL vs stock (± 1 SE)" if present else
+              "Quality cost: Δ NLL vs stock (± one standard error)", "nats per byte")
     vals = [arms[a].delta_nll for a in ARM_NAMES]
     lim = max(0.05, 1.4 * max(abs(arms[a].delta_nll) + arms[a].nll_se for a in ARM_NAMES))
     for i, v in enumerate(vals):
@@ -59,8 +65,10 @@ def _quality(ax, arms) -> None:
             ax.errorbar([x[i]], [v], yerr=[se], color=ROLE["reference"], capsize=4, lw=1.2)
         word = "0 exactly" if v == 0 else f"{v:+.3f}"
         up = v >= 0
+        small = present and v == 0  # "0 exactly" in bold would run into the next bar
         ax.text(x[i], v + (se + 0.04 * lim if up else -se - 0.04 * lim), word, ha="center",
-                va="bottom" if up else "top", fontsize=10, fontweight="bold")
+                va="bottom" if up else "top", fontsize=8 if small else 10,
+                fontweight="normal" if small else "bold")
     ax.axhline(0, color=ROLE["reference"], lw=0.8)
     ax.set_ylim(min(-0.25 * lim, 1.3 * min(vals)), lim)
 
@@ -111,6 +119,8 @@ def _io(ax, arms, preset: str) -> dict[str, float]:
 
 
 def _title(s, sw, arms) -> str:
+    if is_presenting():  # what the arms are, and the trace, are in the lesson
+        return f"{s.capacity} of {sw.n_experts_total} experts cached; {s.words()}"
     frac = sw.n_experts_total // s.capacity
     title = (f"{FRACTION_WORDS.get(frac, 'A')} cache ({s.capacity} of {sw.n_experts_total} "
              f"experts), {s.words()}; both = routing + PILOT prefetch; "
@@ -124,8 +134,9 @@ def routing_arms(M: int, J: int, method: str, alpha: float, capacity: str) -> Fi
     arms, sw = s.arms, s.sweep
     with lab_figure(3.9) as fig:
         hit, nll = fig.subplots(1, 2, sharex=True)
-        _hits(hit, arms, sw.belady_rate)
-        _quality(nll, arms)
+        present = is_presenting()
+        _hits(hit, arms, sw.belady_rate, present)
+        _quality(nll, arms, present)
         fig.suptitle(_title(s, sw, arms), fontsize=10.5, x=0.01,
                      ha="left")
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label(),

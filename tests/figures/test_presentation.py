@@ -40,7 +40,6 @@ CROWDED: dict[str, str] = {
     "cache_scenarios": "text off the canvas (% of the run...)",
     "policy_hit_rate_curve": "text off the canvas",
     "policy_trace": "text off the canvas (expert popularity...)",
-    "routing_arms": "text off the canvas (% of expert gets...)",
     "routing_meters": "text off the canvas (swap (%...)",
     "routing_residency": "text off the canvas (prefetch evicted unused...)",
     "routing_predictors": "text off the canvas (pilot on GLM-5.2, reported: 71.6%...)",
