@@ -7,10 +7,15 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.lines import Line2D
 
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import FAMILY_STYLE, family, setting
 from tabs.routing.sweep_points import every_setting
+
+# (normal, presenting) legend label per family
+FAMILY_WORDS = {"max_rank J=1": ("max_rank, J = 1: the top expert kept", "J = 1"),
+                "max_rank J=0": ("max_rank, J = 0: the top expert swappable", "J = 0"),
+                "cache_prior": ("cache_prior (no rank kept)", "cache_prior")}
 
 
 def _group(p) -> str:
@@ -46,41 +51,55 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
     per_swap, per_swap_6 = slope / k, slope_6 / k  # a row has k slots
     current = s.route.label()
     xmax = 100 * swap.max() * 1.1
+    present = is_presenting()
     with lab_figure(4.0) as fig:
-        agree, kls, out = fig.subplots(1, 3)
+        # presenting: no agree panel (an identity, said in the title) to give the others room
+        kls, out = fig.subplots(1, 2) if present else fig.subplots(1, 3)[1:]
         xs = np.array([0, xmax])
-        agree.plot(xs, 100 - xs, color=ROLE["neutral"], lw=1.2)
-        _scatter(agree, pts, [100 * p.record.agree for p in pts], current)
-        agree.set_ylabel("agree (% of slots)")
-        agree.set_title("agree = 1 − swap, exactly")
+        if not present:
+            agree = fig.axes[0]
+            agree.plot(xs, 100 - xs, color=ROLE["neutral"], lw=1.2)
+            _scatter(agree, pts, [100 * p.record.agree for p in pts], current)
+            agree.set_ylabel("agree (% of slots)")
+            agree.set_title("agree = 1 − swap, exactly")
         kls.plot(xs, slope * xs / 100, color=ROLE["neutral"], lw=1.0, ls="--")
         kls.plot(xs, slope_6 * xs / 100, color=ROLE["neutral"], lw=1.0, ls=":")
         _scatter(kls, pts, klc, current)
         _scatter(kls, pts, kl, current, hollow=True)
-        kls.text(0.03, 0.97, f"floor 1e-12 (filled): ≈ {per_swap:.1f} nats per swapped slot\n"
-                 f"floor 1e-6 (hollow): ≈ {per_swap_6:.1f} nats per swapped slot",
-                 transform=kls.transAxes, va="top", fontsize=8.5)
-        kls.set_ylabel("KL(stock ‖ chosen), nats per row")
-        kls.set_title("KL: the swap rate, rescaled")
         out.axhline(0, color=ROLE["grid"], lw=1.2)
         _scatter(out, pts, dnll, current)
-        out.set_ylabel("Δ NLL vs stock, nats per byte")
-        out.set_title("Δ NLL: which slot matters")
-        for ax in (agree, kls, out):
+        for ax in fig.axes:
             ax.set_xlim(0, xmax)
-            ax.set_xlabel("swap (% of slots substituted)")
+        if present:  # the floors in fewer words
+            kls.text(0.03, 0.97, f"nats per swapped slot:\n{per_swap:.1f} (floor 1e-12)\n"
+                     f"{per_swap_6:.1f} (1e-6, hollow)", transform=kls.transAxes, va="top")
+            kls.set_ylabel("KL, nats per row")
+            kls.set_title("KL: the swap rate, rescaled")
+            out.set_ylabel("Δ NLL, nats per byte")
+            out.set_title("Δ NLL: which slot matters")
+            for ax in fig.axes:
+                ax.set_xlabel("swap (% of slots)")
+        else:
+            kls.text(0.03, 0.97, f"floor 1e-12 (filled): ≈ {per_swap:.1f} nats per swapped "
+                     f"slot\nfloor 1e-6 (hollow): ≈ {per_swap_6:.1f} nats per swapped slot",
+                     transform=kls.transAxes, va="top", fontsize=8.5)
+            kls.set_ylabel("KL(stock ‖ chosen), nats per row")
+            kls.set_title("KL: the swap rate, rescaled")
+            out.set_ylabel("Δ NLL vs stock, nats per byte")
+            out.set_title("Δ NLL: which slot matters")
+            for ax in fig.axes:
+                ax.set_xlabel("swap (% of slots substituted)")
         handles = [Line2D([], [], ls="", color=st["color"], marker=st["marker"],
-                          label={"max_rank J=1": "max_rank, J = 1: the top expert kept",
-                                 "max_rank J=0": "max_rank, J = 0: the top expert swappable",
-                                 "cache_prior": "cache_prior (no rank kept)"}[name])
+                          label=FAMILY_WORDS[name][present])
                    for name, st in FAMILY_STYLE.items()]
         handles += [Line2D([], [], ls="", marker="*", color=ROLE["reference"], ms=9,
                            label="stock"),
                     Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec=ROLE["reference"],
-                           mew=1.8, label="your setting")]
+                           mew=1.8, label="yours" if present else "your setting")]
         fig.legend(handles=handles, loc="outside lower center", ncols=5, fontsize=8)
-        fig.suptitle(f"Every setting at {s.capacity} slots ({len(pts)} points, closed loop, "
-                     f"decoded step by step)", fontsize=10.5, x=0.01, ha="left")
+        detail = "); agree = 1 − swap" if present else ", closed loop, decoded step by step)"
+        fig.suptitle(f"Every setting at {s.capacity} slots ({len(pts)} points{detail}",
+                     fontsize=10.5, x=0.01, ha="left")
     metrics = {"capacity": s.capacity, "settings": len(pts),
                "kl_colibri_nats_per_swapped_slot": per_swap,
                "kl_nats_per_swapped_slot": per_swap_6,

@@ -34,13 +34,8 @@ ALLOWLIST: dict[str, str] = {}
 CROWDED: dict[str, str] = {
     "prefix_lookup": "text off the canvas (token position...)",
     "prefix_presets": "text off the canvas (request...)",
-    "cache_hit_rates": "text off the canvas (% of the window...)",
-    "cache_slot_map": "text off the canvas",
-    "cache_counters": "text off the canvas (gets per...)",
-    "cache_scenarios": "text off the canvas (% of the run...)",
     "policy_hit_rate_curve": "text off the canvas",
     "policy_trace": "text off the canvas (expert popularity...)",
-    "routing_meters": "text off the canvas (swap (%...)",
     "routing_residency": "text off the canvas (prefetch evicted unused...)",
     "routing_predictors": "text off the canvas (pilot on GLM-5.2, reported: 71.6%...)",
     "engine_timeline": "text off the canvas (window...)",
