@@ -12,7 +12,7 @@ from matplotlib.patches import Patch
 
 from core.experts.scenarios import SCENARIOS, run_totals, window_rates
 from tabs.expert_cache.common import FS, legible, scenario_run, tint
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 
 AGG = {"color": "white", "edgecolor": ROLE["reference"], "hatch": "....", "linewidth": 0.8}
@@ -27,10 +27,14 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
     _, agg, res, pre = np.array([window_rates(w) for w in ws]).reshape(-1, 4).T  # (4, W)
     total = run_totals(run)
     w = 0.38
+    present = is_presenting()
     with lab_figure(4.3) as fig:
-        fig.set_layout_engine("none")  # fixed margins: constrained layout is slow here
-        ax = fig.subplots(gridspec_kw={"left": 0.075, "right": 0.985, "top": 0.915,
-                                       "bottom": 0.265})
+        if present:  # projector text: constrained layout, short labels, the legend below
+            ax = fig.subplots()
+        else:
+            fig.set_layout_engine("none")  # fixed margins: constrained layout is slow here
+            ax = fig.subplots(gridspec_kw={"left": 0.075, "right": 0.985, "top": 0.915,
+                                           "bottom": 0.265})
         for i, win in enumerate(ws):
             if win.aggregate_wrong:
                 ax.axvspan(i - 0.48, i + 0.48, color=WRONG, lw=0, zorder=0)
@@ -42,27 +46,43 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
             elif not win.requests:
                 ax.text(i, 3, "no gets", ha="center", va="bottom", fontsize=FS, rotation=90,
                         color=ROLE["annotation"])
-        ax.bar(x - w / 2, agg, w, label="naive reuse: max(hits − prefetch reads, 0) / gets",
-               **AGG)
-        ax.bar(x + w / 2, res, w, color=ROLE["hit"], label="exact reuse: resident hits / gets")
-        ax.bar(x + w / 2, pre, w, bottom=res, color=PREFETCHED,
-               label="exact: first use of a prefetch / gets (bar top = all hits)")
+        clamped = any(v.stats.aggregate_clamped for v in ws)
+        labels = (("naive: hits − prefetch reads", "exact: resident hits",
+                   "exact: first use of a prefetch",
+                   "±n: naive off by n hits" + (" ((<0): clamped)" if clamped else ""))
+                  if present else
+                  ("naive reuse: max(hits − prefetch reads, 0) / gets",
+                   "exact reuse: resident hits / gets",
+                   "exact: first use of a prefetch / gets (bar top = all hits)",
+                   "±n: naive reuse off by n hits"
+                   + (" ((<0): negative, clamped to 0)" if clamped else "")))
+        ax.bar(x - w / 2, agg, w, label=labels[0], **AGG)
+        ax.bar(x + w / 2, res, w, color=ROLE["hit"], label=labels[1])
+        ax.bar(x + w / 2, pre, w, bottom=res, color=PREFETCHED, label=labels[2])
         ax.set_xticks(x, [f"w{i}" for i in x])
         ax.set_xlim(-0.6, len(ws) - 0.4)
         ax.set_ylim(0, 118)
         ax.set_yticks(range(0, 101, 25))
-        ax.set_ylabel("% of the window's gets")
-        ax.set_xlabel("counter window (the counters reset between windows)")
+        ax.set_ylabel("% of gets" if present else "% of the window's gets")
+        ax.set_xlabel("counter window" if present
+                      else "counter window (the counters reset between windows)")
         handles, _ = ax.get_legend_handles_labels()
-        handles.append(Patch(fc=WRONG, label="±n: naive reuse off by n hits"
-                             + (" ((<0): negative, clamped to 0)" if any(
-                                 v.stats.aggregate_clamped for v in ws) else "")))
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.06, -0.185), ncol=2,
-                  fontsize=FS, borderaxespad=0.0, columnspacing=1.2)
-        ax.set_title(f"{scenario}: naive reuse is wrong in {total.wrong_windows} of "
-                     f"{total.windows_with_gets} windows; whole run {total.rates.aggregate:.0f}% "
-                     f"naive vs {total.rates.exact_resident:.0f}% exact", loc="left",
-                     fontsize=11, pad=8)
+        handles.append(Patch(fc=WRONG, label=labels[3]))
+        if present:
+            fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=FS,
+                       columnspacing=1.0, handlelength=1.4)
+            ax.set_title(f"{scenario}: naive wrong in {total.wrong_windows} of "
+                         f"{total.windows_with_gets} windows; {total.rates.aggregate:.0f}% "
+                         f"naive vs {total.rates.exact_resident:.0f}% exact", loc="left",
+                         fontsize=11)
+        else:
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.06, -0.185),
+                      ncol=2, fontsize=FS, borderaxespad=0.0, columnspacing=1.2)
+            ax.set_title(f"{scenario}: naive reuse is wrong in {total.wrong_windows} of "
+                         f"{total.windows_with_gets} windows; whole run "
+                         f"{total.rates.aggregate:.0f}% naive vs "
+                         f"{total.rates.exact_resident:.0f}% exact", loc="left",
+                         fontsize=11, pad=8)
         legible(ax)
     metrics: dict[str, int | float | str | bool] = {
         "scenario": scenario, "windows": len(ws), "windows_with_gets": total.windows_with_gets,
@@ -82,16 +102,24 @@ def cache_scenarios(slots: int, scenario: str, topk: int, schedule: int,
     y = np.arange(len(names))[::-1].astype(float)
     h = 0.36
     _, agg, res, pre = np.array([totals[n].rates for n in names]).T  # (4, scenarios)
+    present = is_presenting()
     with lab_figure(4.0) as fig:
-        fig.set_layout_engine("none")
-        ax = fig.subplots(gridspec_kw={"left": 0.3, "right": 0.97, "top": 0.78,
-                                       "bottom": 0.14})
-        ax.barh(y + h / 2, agg, h, **AGG, label="naive reuse (hits − prefetch reads)")
-        ax.barh(y - h / 2, res, h, color=ROLE["hit"], label="exact reuse (resident hits)")
-        ax.barh(y - h / 2, pre, h, left=res, color=PREFETCHED,
-                label="exact: first use of a prefetch")
-        labels = [f"{n}\nnaive wrong in {totals[n].wrong_windows}/"
-                  f"{totals[n].windows_with_gets} windows" for n in names]
+        if present:  # projector text: constrained layout, one-line labels, the legend below
+            ax = fig.subplots()
+        else:
+            fig.set_layout_engine("none")
+            ax = fig.subplots(gridspec_kw={"left": 0.3, "right": 0.97, "top": 0.78,
+                                           "bottom": 0.14})
+        keys = (("naive: hits − prefetch reads", "exact: resident hits", "exact: prefetch used")
+                if present else
+                ("naive reuse (hits − prefetch reads)", "exact reuse (resident hits)",
+                 "exact: first use of a prefetch"))
+        ax.barh(y + h / 2, agg, h, **AGG, label=keys[0])
+        ax.barh(y - h / 2, res, h, color=ROLE["hit"], label=keys[1])
+        ax.barh(y - h / 2, pre, h, left=res, color=PREFETCHED, label=keys[2])
+        sep = ": " if present else "\nnaive wrong in "
+        labels = [f"{n}{sep}{totals[n].wrong_windows}/{totals[n].windows_with_gets}"
+                  + (" wrong" if present else " windows") for n in names]
         ax.set_yticks(y, labels)
         for lab, n in zip(ax.get_yticklabels(), names, strict=True):
             lab.set_color(ROLE["miss"] if totals[n].wrong_windows else ROLE["annotation"])
@@ -101,11 +129,17 @@ def cache_scenarios(slots: int, scenario: str, topk: int, schedule: int,
         ax.set_xticks(range(0, 101, 25))
         ax.set_ylim(-0.6, len(names) - 0.4)
         ax.set_xlabel("% of the run's gets")
-        ax.set_title(f"Every scenario ({slots} slots, top-{topk}): naive = exact only when "
-                     "each prefetch is used once, in its window", loc="left", fontsize=10,
-                     pad=28, x=-0.42)
-        ax.legend(loc="lower left", bbox_to_anchor=(-0.42, 1.0), ncol=3, fontsize=FS,
-                  borderaxespad=0.2, columnspacing=1.2)
+        if present:
+            ax.set_title(f"{slots} slots, top-{topk}: naive = exact only if each prefetch is "
+                         "used once, in its window", loc="left", fontsize=10)
+            fig.legend(loc="outside lower center", ncol=3, fontsize=FS, columnspacing=1.0,
+                       handlelength=1.4)
+        else:
+            ax.set_title(f"Every scenario ({slots} slots, top-{topk}): naive = exact only when "
+                         "each prefetch is used once, in its window", loc="left", fontsize=10,
+                         pad=28, x=-0.42)
+            ax.legend(loc="lower left", bbox_to_anchor=(-0.42, 1.0), ncol=3, fontsize=FS,
+                      borderaxespad=0.2, columnspacing=1.2)
         legible(ax)
     metrics: dict[str, int | float | str | bool] = {"scenario": scenario}
     for name, t in totals.items():

@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.transforms import ScaledTranslation
 
 from core.experts.scenarios.progress import Progress, progress
 from tabs.expert_cache.common import FS, cell_role, legible, scenario_run, tint
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 
 IDLE_TINT = 0.55  # slots not touched in a step are drawn lighter
@@ -18,7 +19,10 @@ FUTURE = (0.985, 0.985, 0.985)  # steps after the shown token: not drawn yet
 KIND_LETTER = {"prefetch": "P", "consume": "G", "warm": "W"}
 GRID = {"height_ratios": [3.2, 1], "left": 0.075, "right": 0.79, "top": 0.9, "bottom": 0.13,
         "hspace": 0.3}
-AXES_PX = 715  # the plot's width in pixels at 10 in and 100 dpi
+ID_PT = 8.5  # expert ids in the cells: at most this size (points) ...
+ID_FILL = 0.5 / 0.72  # ... and at most this fraction of a cell's width
+WINDOW_LABEL_PT = 15.84  # a window narrower than this (points) gets no "w3" label
+GROUP_PT_PER_CHAR, GROUP_PT = 5.76, 2.88  # a group narrower than its name (points): unnamed
 
 
 def where_words(run, p: Progress) -> str:
@@ -45,20 +49,26 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
     for j, st in enumerate(steps[:shown]):
         for s, c in enumerate(st.slots):
             img[s, j] = tint(cell_role(c), 0.0 if s in st.touched else IDLE_TINT)
-    cell_px = AXES_PX / len(steps)
+    present = is_presenting()
     with lab_figure(6.0) as fig:
-        fig.set_layout_engine("none")  # fixed margins: constrained layout costs 100s of ms here
-        ax, ev = fig.subplots(2, 1, sharex=True, gridspec_kw=GRID)
+        if present:  # projector text: constrained layout, the legend in rows above the map
+            ax, ev = fig.subplots(2, 1, sharex=True, height_ratios=GRID["height_ratios"])
+            axes_pt = fig.get_figwidth() * 72 * 0.9  # the plot spans about the whole width
+        else:
+            fig.set_layout_engine("none")  # fixed margins: constrained layout costs 100s of ms
+            ax, ev = fig.subplots(2, 1, sharex=True, gridspec_kw=GRID)
+            axes_pt = fig.get_figwidth() * 72 * (GRID["right"] - GRID["left"])
+        cell_pt = axes_pt / len(steps)
         ax.imshow(img, aspect="auto", extent=(-0.5, len(steps) - 0.5, n - 0.5, -0.5))
         ax.grid(False)
-        if cell_px >= 13:
-            _ids(ax, steps[:shown], min(8.5, 0.5 * cell_px))
+        if cell_pt * fig.dpi / 72 >= 13:
+            _ids(ax, steps[:shown], min(ID_PT, ID_FILL * cell_pt))
         pins = [(j, s) for j, st in enumerate(steps[:shown]) for s, c in enumerate(st.slots)
                 if c.pinned]
         if pins:
             px, py = np.array(pins, float).T
             ax.plot(px + 0.32, py - 0.3, "s", ms=5, mfc=ROLE["pinned"], mec="black", mew=0.6)
-        _windows(ax, run, shown)
+        _windows(ax, run, shown, cell_pt)
         if shown < len(steps):
             ax.text((shown + len(steps) - 1) / 2, (n - 1) / 2, "steps to come", ha="center",
                     va="center", fontsize=10, color=ROLE["neutral"])
@@ -67,14 +77,21 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
                                    ec=ROLE["reference"], zorder=6, clip_on=False))
         ax.set_xlim(-0.5, len(steps) - 0.5)
         ax.set_ylim(n - 0.5, -0.5)
-        ax.set_yticks(range(n))
+        ax.set_yticks(range(0, n, 2 if present and n > 8 else 1))
         ax.set_ylabel(f"slot ({run.slot_bytes:,} B)")
         ax.tick_params(axis="x", bottom=False, labelbottom=False)
-        ax.set_title(f"Slot map, {scenario}: {n} slots, top-{topk}; {where_words(run, p)}",
-                     pad=20)
-        ax.legend(handles=_legend(), loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  fontsize=FS, handlelength=1.4, borderaxespad=0.0)
-        counts = _events(ev, run, shown)
+        title = (f"{scenario}, {n} slots, top-{topk}: {where_words(run, p)}" if present
+                 else f"Slot map, {scenario}: {n} slots, top-{topk}; {where_words(run, p)}")
+        counts = _events(ev, run, shown, cell_pt, present)
+        if present:
+            ax.set_title(title, loc="left", pad=20)
+            handles = _legend(short=True) + _event_handles(short=True)
+            fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=FS,
+                       handlelength=1.2, columnspacing=0.8, handletextpad=0.4)
+        else:
+            ax.set_title(title, pad=20)
+            ax.legend(handles=_legend(), loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                      fontsize=FS, handlelength=1.4, borderaxespad=0.0)
         legible(ax)
         legible(ev)
     evicted = [w for st in steps[:shown] for *_, w in st.evicted]
@@ -95,7 +112,7 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
     return FigureResult(fig, metrics)
 
 
-def _events(ax, run, shown: int) -> dict[str, int]:
+def _events(ax, run, shown: int, cell_pt: float, present: bool) -> dict[str, int]:
     """Per step: evictions after use, wasted prefetches, reads that never completed."""
     steps = run.steps
     x = np.arange(shown)
@@ -116,16 +133,22 @@ def _events(ax, run, shown: int) -> dict[str, int]:
     if shown < len(steps):
         ax.axvspan(shown - 0.5, len(steps) - 0.5, color=FUTURE, lw=0, zorder=0)
     ax.set_ylim(0, top * 1.2)
-    ax.set_yticks(range(0, top + 1, max(1, (top + 2) // 3)))
+    ax.set_yticks((0, top) if present else range(0, top + 1, max(1, (top + 2) // 3)))
     ax.set_ylabel("slots")
     ax.set_title("What each step threw away or could not read", fontsize=10)
-    handles = [Patch(color=ROLE["neutral"], label="evicted after use"),
-               Patch(color=ROLE["waste"], label="evicted unused:\na wasted prefetch"),
-               Patch(color=ROLE["inflight"], label="read that never\ncompleted")]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.15), fontsize=FS,
-              borderaxespad=0.0)
-    _groups(ax, run)
+    if not present:
+        ax.legend(handles=_event_handles(), loc="upper left", bbox_to_anchor=(1.01, 1.15),
+                  fontsize=FS, borderaxespad=0.0)
+    _groups(ax, run, cell_pt, present)
     return {"failed": int(failed.sum())}
+
+
+def _event_handles(short: bool = False) -> list:
+    return [Patch(color=ROLE["neutral"], label="evicted after use"),
+            Patch(color=ROLE["waste"], label="wasted prefetch" if short
+                  else "evicted unused:\na wasted prefetch"),
+            Patch(color=ROLE["inflight"], label="read failed" if short
+                  else "read that never\ncompleted")]
 
 
 def _ids(ax, steps, ms: float) -> None:
@@ -143,46 +166,55 @@ def _ids(ax, steps, ms: float) -> None:
                 mec="none", mfc=color, mew=0)
 
 
-def _windows(ax, run, shown: int) -> None:
+def _windows(ax, run, shown: int, cell_pt: float) -> None:
     starts = [w.first - 0.5 for w in run.windows[1:] if w.first < shown]
     ax.vlines(starts, -0.5, run.slots - 0.5, color=ROLE["reference"], lw=1.0, ls=(0, (3, 2)))
     for w in run.windows:
-        width_px = (w.last - w.first + 1) * AXES_PX / len(run.steps)
-        if width_px >= 22 and w.first < shown:
+        if (w.last - w.first + 1) * cell_pt >= WINDOW_LABEL_PT and w.first < shown:
             ax.text((w.first + w.last) / 2, -0.6, f"w{w.index}", ha="center", va="bottom",
                     fontsize=FS, color=ROLE["annotation"])
 
 
-def _groups(ax, run) -> None:
-    """Step letters (P, G, W) under each column and group names (probe, t1, c2) under those."""
-    tr = ax.get_xaxis_transform()
+def _groups(ax, run, cell_pt: float, present: bool) -> None:
+    """Step letters (P, G, W) under each column and group names (probe, t1, c2) under those
+    (offsets in points under presenting, where the panel's height is not the normal one)."""
+    if present:
+        fig = ax.figure
+        def below(pt: float):
+            return ax.get_xaxis_transform() + ScaledTranslation(0, -pt / 72, fig.dpi_scale_trans)
+        letters, names = below(9), below(17)
+    else:
+        letters = names = ax.get_xaxis_transform()
     for kind, letter in KIND_LETTER.items():
         xs = [st.index for st in run.steps if st.kind == kind]
         if xs:  # one marker artist per letter: fifty tick labels cost ~100 ms
-            ax.plot(xs, [-0.12] * len(xs), ls="none", marker=f"$\\mathrm{{{letter}}}$", ms=6.5,
-                    mew=0, mfc=ROLE["annotation"], transform=tr, clip_on=False)
+            ax.plot(xs, [0 if present else -0.12] * len(xs), ls="none",
+                    marker=f"$\\mathrm{{{letter}}}$", ms=6.5, mew=0, mfc=ROLE["annotation"],
+                    transform=letters, clip_on=False)
     spans: dict[str, list[int]] = {}
     for st in run.steps:
         spans.setdefault(st.group, []).append(st.index)
-    px = AXES_PX / len(run.steps)
     for g, idx in spans.items():
-        if len(idx) * px >= 8 * len(g) + 4:
-            ax.text((idx[0] + idx[-1]) / 2, -0.24, g, transform=tr,
+        if len(idx) * cell_pt >= GROUP_PT_PER_CHAR * len(g) + GROUP_PT:
+            ax.text((idx[0] + idx[-1]) / 2, 0 if present else -0.24, g, transform=names,
                     ha="center", va="top", fontsize=FS, color=ROLE["annotation"])
     ax.tick_params(axis="x", bottom=False, labelbottom=False)
     ax.set_xlabel("step: P = a batch (get_many), G = gets in router order, W = warm + pin",
-                  labelpad=34)
+                  labelpad=30 if present else 34)
 
 
-def _legend() -> list:
+def _legend(short: bool = False) -> list:
     return [
         Patch(fc=ROLE["empty"], ec="#BBBBBB", label="empty"),
-        Patch(fc=ROLE["miss"], label="loaded by a miss"),
-        Patch(fc=ROLE["prefetch"], label="loaded ahead,\nnot yet used"),
-        Patch(fc=ROLE["hit"], label="loaded ahead,\nthen used"),
-        Patch(fc=tint("hit", IDLE_TINT), label="pale: not touched\nin this step"),
+        Patch(fc=ROLE["miss"], label="miss" if short else "loaded by a miss"),
+        Patch(fc=ROLE["prefetch"], label="ahead, unused" if short
+              else "loaded ahead,\nnot yet used"),
+        Patch(fc=ROLE["hit"], label="ahead, used" if short else "loaded ahead,\nthen used"),
+        Patch(fc=tint("hit", IDLE_TINT), label="pale: untouched" if short
+              else "pale: not touched\nin this step"),
         Line2D([], [], marker="s", ls="none", mfc=ROLE["pinned"], mec="black", label="pinned"),
         Line2D([], [], color=ROLE["reference"], ls=(0, (3, 2)), lw=1.0,
-               label="counters reset:\na new window"),
-        Patch(fc="none", ec=ROLE["reference"], lw=2.0, label="the current step"),
+               label="new window" if short else "counters reset:\na new window"),
+        Patch(fc="none", ec=ROLE["reference"], lw=2.0,
+              label="current step" if short else "the current step"),
     ]
