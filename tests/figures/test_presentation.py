@@ -44,7 +44,6 @@ CROWDED: dict[str, str] = {
     "ring_layout": "text off the canvas",
     "ring_equivalence": "text off the canvas (‖o_t‖ over 4 heads...)",
     "ring_bandwidth": "text off the canvas",
-    "serve_memory": "text off the canvas (pages of...)",
     "fleet_sim_budgets": "text off the canvas (SLO...)",
 }
 
