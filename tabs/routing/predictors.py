@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.routing.prefetch import PrefetchMeters
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import DIMS, setting
 from tabs.units import MIB
@@ -14,6 +14,7 @@ from tabs.units import MIB
 SERIES = {"previous": ("previous token's choice", ROLE["neutral"]),
           "pilot": ("PILOT: next layer's router, now", ROLE["prefetch"]),
           "oracle": ("oracle: the recorded future", ROLE["reference"])}
+SHORT = {"previous": "previous", "pilot": "PILOT", "oracle": "oracle", "both": "PILOT + routing"}
 # Reported for GLM-5.2 (744B, top-8 of 256) by colibri's LOOKA study; not this model.
 REPORTED = {"pilot": 0.716, "previous": 0.413}
 
@@ -26,9 +27,12 @@ def routing_predictors(M: int, J: int, method: str, alpha: float,
                        capacity: str) -> FigureResult:
     s = setting(M, J, method, alpha, capacity)
     sw = s.sweep
+    present = is_presenting()
     series = {p: (*SERIES[p], sw.prefetch[p]) for p in SERIES}
     if not s.route.stock:
         series["both"] = (f"PILOT under {s.words()}", ROLE["replay"], s.arms["both"])
+    if present:  # short names; the lesson says what each predictor is
+        series = {p: (SHORT[p], *rest) for p, (_, *rest) in series.items()}
     layers = np.arange(1, DIMS.n_layers)  # layer 0 is never predicted
     w = 0.8 / len(series)
     loads = []
@@ -50,19 +54,30 @@ def routing_predictors(M: int, J: int, method: str, alpha: float,
                         f"{name}_hit_rate": rec.hit_rate}
         for p, v in REPORTED.items():
             rec_ax.axhline(100 * v, color=SERIES[p][1], ls=":", lw=1.5,
-                           label=f"{p} on GLM-5.2, reported: {100 * v:.1f}%")
+                           label=f"GLM-5.2 {p} {100 * v:.1f}%" if present else
+                           f"{p} on GLM-5.2, reported: {100 * v:.1f}%")
         for ax in (rec_ax, waste_ax):
             ax.set_xticks(layers, [f"{i}\n{DIMS.layer_kinds[i].upper()}" for i in layers])
-            ax.set_xlabel("predicted layer (layer 0 is never predicted)")
+            ax.set_xlabel("predicted layer" if present else
+                          "predicted layer (layer 0 is never predicted)")
             ax.grid(axis="x", visible=False)
         rec_ax.set_ylim(0, 112)
-        rec_ax.set_ylabel("recall: % of used experts predicted")
-        rec_ax.set_title(f"Recall of the next layer's experts (top-{DIMS.top_k} predicted)")
+        if present:
+            rec_ax.set_ylabel("recall, %")
+            rec_ax.set_title("Recall, next layer")
+        else:
+            rec_ax.set_ylabel("recall: % of used experts predicted")
+            rec_ax.set_title(f"Recall of the next layer's experts (top-{DIMS.top_k} predicted)")
         handles, labels = rec_ax.get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=8)
         waste_ax.set_ylim(0, 100)
-        waste_ax.text(0.98, 0.97, "experts prefetched per token\n" + "\n".join(loads),
-                      transform=waste_ax.transAxes, ha="right", va="top", fontsize=8.5)
-        waste_ax.set_ylabel("% of prefetched experts evicted unused")
-        waste_ax.set_title(f"Waste at {s.capacity} slots: loaded, never used")
+        waste_ax.text(0.98, 0.97, f"{'loads' if present else 'experts prefetched'} per token\n"
+                      + "\n".join(loads), transform=waste_ax.transAxes, ha="right", va="top",
+                      fontsize=8.5)
+        if present:
+            waste_ax.set_ylabel("% evicted unused")
+            waste_ax.set_title(f"Waste at {s.capacity} slots")
+        else:
+            waste_ax.set_ylabel("% of prefetched experts evicted unused")
+            waste_ax.set_title(f"Waste at {s.capacity} slots: loaded, never used")
     return FigureResult(fig, metrics)

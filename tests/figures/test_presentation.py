@@ -37,7 +37,6 @@ CROWDED: dict[str, str] = {
     "policy_hit_rate_curve": "text off the canvas",
     "policy_trace": "text off the canvas (expert popularity...)",
     "routing_residency": "text off the canvas (prefetch evicted unused...)",
-    "routing_predictors": "text off the canvas (pilot on GLM-5.2, reported: 71.6%...)",
     "engine_timeline": "text off the canvas (window...)",
     "engine_cp": "text off the canvas",
     "ring_timeline": "text off the canvas (snapshots held after the step...)",
