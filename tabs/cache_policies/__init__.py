@@ -33,6 +33,7 @@ TAB = TabSpec(
         FigureSpec("policy_model_curve", "The same policies on the tiny model's real routing",
                    policy_model_curve, ("tokens",)),
     ),
+    more=("n_experts", "tokens", "seed"),  # folded under "More controls"
     presets=(
         Preset("Uniform, independent routing", "No skew, no persistence: the online "
                "policies look alike; only Belady, which sees the future, stands apart.",

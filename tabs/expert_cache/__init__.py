@@ -37,6 +37,7 @@ TAB = TabSpec(
         FigureSpec("cache_scenarios", "Every scenario: where the subtraction goes wrong",
                    cache_scenarios, PARAMS),
     ),
+    more=("seed",),  # folded under "More controls"
     presets=(
         Preset("Step through", "Token 0 only: one batch, then its first expert got k times. "
                "Move the token slider up one token at a time.", {"token": 0}),

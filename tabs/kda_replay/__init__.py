@@ -54,6 +54,7 @@ TAB = TabSpec(
             ("draft_len",),
         ),
     ),
+    more=("dtype",),  # folded under "More controls"
     presets=(
         Preset("Every draft accepted", "Nothing to roll back: compare what each scheme still "
                "held for a step that needed none of it.", {"draft_len": 4, "accepted": 4}),

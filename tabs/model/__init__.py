@@ -29,6 +29,7 @@ TAB = TabSpec(
                    model_sample, ("layer", "domain", "sample_len")),
         FigureSpec("model_training", "Training curve against the baselines", model_training, ()),
     ),
+    more=("sample_len",),  # folded under "More controls"
     presets=(
         Preset("The first layer", "How much does a pick say about the domain this early?",
                {"layer": 0}),

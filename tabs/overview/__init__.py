@@ -36,6 +36,7 @@ TAB = TabSpec(
         FigureSpec("overview_layers", "The same request layer by layer: routing and expert "
                    "loads", overview_layers, SERVED),
     ),
+    more=("clusters",),  # folded under "More controls"
     presets=(
         Preset("Plain greedy decoding", "No drafts: more forward passes, yet fewer experts "
                "loaded from disk.", {"draft_len": 0}),

@@ -32,6 +32,7 @@ TAB = TabSpec(
         FigureSpec("paging_ledger", "The ledger at K3 scale: where MLA overtakes KDA",
                    paging_ledger, ("k3_tokens_per_page",)),
     ),
+    more=("dtype",),  # folded under "More controls"
     presets=(
         Preset("A long sequence", "MLA pages grow with every token while the KDA pages stay "
                "put.", {"seq_len": 1024}),

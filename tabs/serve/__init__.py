@@ -44,6 +44,7 @@ TAB = TabSpec(
         draws={"serve_experts": draw_experts, "serve_memory": draw_memory,
                "serve_drafts": draw_drafts},
     ),
+    more=("n_new",),  # folded under "More controls"
     presets=(
         Preset("Plain greedy decoding", "No drafts: one byte per forward pass; compare the "
                "expert hit rate with the default.", {"draft_len": 0}),
