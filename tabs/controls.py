@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from core.errors import ParamError, check_choice, check_float, check_int
@@ -29,6 +30,35 @@ class Slider:
     def max_given(self, source: float) -> float:
         """This slider's maximum when its max_from source is at `source`."""
         return min(self.maximum, source + self.max_offset)
+
+    def clamp(self, raw: object, top: float | None = None) -> tuple[int | float, str]:
+        """What the browser's slider shows for a typed raw value: the nearest allowed value
+        (at most `top`, the linked maximum, when given) and a note saying what changed ("" when
+        raw was allowed). Only the UI clamps; validate() rejects (the API's contract)."""
+        hi = self.maximum if top is None else min(self.maximum, top)
+        try:
+            x = float(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            x = math.nan
+        if isinstance(raw, bool) or not math.isfinite(x):
+            return self._typed(self.value), (
+                f"{self.name} {raw!r} is not a number: set to its default {_num(self.value)}")
+        if x > hi:
+            return self._typed(hi), f"{self.name} {_num(x)} is above its maximum {_num(hi)}: " \
+                                    f"set to {_num(hi)}"
+        if x < self.minimum:
+            lo = self.minimum
+            return self._typed(lo), f"{self.name} {_num(x)} is below its minimum {_num(lo)}: " \
+                                    f"set to {_num(lo)}"
+        k = round((x - self.minimum) / self.step)
+        v = min(round(self.minimum + k * self.step, 9), hi)
+        if abs(v - x) > 1e-9:
+            return self._typed(v), f"{self.name} {_num(x)} is between the slider's steps of " \
+                                   f"{_num(self.step)}: set to {_num(v)}"
+        return self._typed(v), ""
+
+    def _typed(self, x: float) -> int | float:
+        return int(round(x)) if self.integer else float(x)
 
     def validate(self, value: object) -> int | float:
         if self.integer:
@@ -93,6 +123,11 @@ class Check:
 
 
 Control = Slider | Choice | Text | Check
+
+
+def _num(x: float) -> str:
+    """A number as a student typed it: 8, not 8.0; 0.35, not 0.35000000000000003."""
+    return f"{x:.10g}"
 
 
 def validate_all(controls: tuple[Control, ...], values: dict[str, object]) -> dict[str, object]:

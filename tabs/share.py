@@ -2,9 +2,10 @@
 
 `/?tab=kda_replay&draft_len=10` opens the KDA replay tab with draft_len 10 and every other
 control at its default. `link_query(tab, values)` writes such a query (non-defaults only, in
-control order); `parse_query(query)` reads one back. Parsing never fails: an unknown tab, an
-unknown name or a value the control rejects falls back to the default, and each fallback is
-described in `notes`, which the page shows (never an error page).
+control order); `parse_query(query)` reads one back, and `present=1` (presentation mode).
+Parsing never fails: an unknown tab, an unknown name or a value the control rejects falls back
+to the default, and each fallback is described in `notes`, which the page shows (never an
+error page).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tabs.registry import REGISTRY
 from tabs.spec import TabSpec
 
 TAB_KEY = "tab"
+PRESENT_KEY = "present"  # ?present=1: the page opens in presentation mode (tabs/present.py)
 # Query keys Gradio itself uses; they are not ours to complain about.
 IGNORED = frozenset({"__theme", "view", "lang"})
 
@@ -29,6 +31,7 @@ class Restored:
     tab: TabSpec
     values: dict[str, object]  # every control of the tab, validated
     notes: tuple[str, ...]  # one line per fallback to a default
+    present: bool = False  # the link asks for presentation mode
 
 
 def _from_text(c: Control, raw: str) -> object:
@@ -41,10 +44,10 @@ def _from_text(c: Control, raw: str) -> object:
             return c.validate(int(x))
         return c.validate(x)
     if isinstance(c, Check):
-        low = raw.strip().lower()
-        if low not in ("true", "false", "1", "0"):
+        flag = _flag(raw)
+        if flag is None:
             raise ParamError(f"{c.name} must be true or false, got {raw!r}")
-        return low in ("true", "1")
+        return flag
     if isinstance(c, Text):
         return c.validate(raw)
     return c.validate(raw)
@@ -61,8 +64,12 @@ def parse_query(query: Mapping[str, str]) -> Restored:
         tab = REGISTRY[0]
     values = dict(tab.defaults())
     names = {c.name: c for c in tab.controls}
+    present = _flag(query.get(PRESENT_KEY, "0"))
+    if present is None:
+        notes.append(f"present must be 1 or 0, got {query[PRESENT_KEY]!r}; presentation mode "
+                     "is off.")
     for key, raw in query.items():
-        if key == TAB_KEY or key in IGNORED:
+        if key in (TAB_KEY, PRESENT_KEY) or key in IGNORED:
             continue
         c = names.get(key)
         if c is None:
@@ -73,7 +80,12 @@ def parse_query(query: Mapping[str, str]) -> Restored:
         except (ParamError, ValueError) as e:
             msg = str(e) if isinstance(e, ParamError) else f"{key}={raw!r} is not a number"
             notes.append(f"{msg}; using the default {c.value!r}.")
-    return Restored(tab, values, tuple(notes))
+    return Restored(tab, values, tuple(notes), bool(present))
+
+
+def _flag(raw: str) -> bool | None:
+    low = raw.strip().lower()
+    return True if low in ("1", "true") else False if low in ("0", "false") else None
 
 
 def _to_text(c: Control, v: object) -> str:

@@ -93,6 +93,7 @@ class TabSpec:
         assert 2 <= up_front <= 6, f"tab {self.id}: 2-6 up-front controls, got {up_front}"
         assert len(self.more) <= 3, f"tab {self.id}: at most 3 folded controls"
         assert len(set(names)) == len(names), f"tab {self.id}: duplicate control names"
+        assert not {"tab", "present"} & set(names), f"tab {self.id}: share-link keys are taken"
         for c in self.controls:
             if isinstance(c, Slider) and c.max_from is not None:
                 src = next((x for x in self.controls if x.name == c.max_from), None)
@@ -128,11 +129,30 @@ class TabSpec:
 
         return link_terms(self.lesson_path.read_text(encoding="utf-8"))
 
+    def lesson_parts(self) -> tuple[str, str]:
+        """(Predict card, the rest of the lesson) as shown: the card sits above the figures."""
+        from tabs.glossary import link_terms
+        from tabs.predict import split_predict
+
+        card, rest = split_predict(self.lesson_path.read_text(encoding="utf-8"))
+        return link_terms(card), link_terms(rest)
+
     def defaults(self) -> dict[str, object]:
         return {c.name: c.value for c in self.controls}
 
     def control(self, name: str) -> Control:
         return next(c for c in self.controls if c.name == name)
+
+    def followers(self, name: str) -> tuple[Slider, ...]:
+        """The sliders whose maximum follows control `name` (max_from)."""
+        return tuple(c for c in self.controls if isinstance(c, Slider) and c.max_from == name)
+
+    def redraw_order(self, name: str) -> tuple[FigureSpec, ...]:
+        """The figures that moving control `name` (and its followers) redraws, in the order
+        they are redrawn: the tab's figure order, which puts first the figure the hero changes
+        most (tests/app/test_wiring.py checks that for the hero)."""
+        moved = {name, *(f.name for f in self.followers(name))}
+        return tuple(f for f in self.figures if moved & set(f.params))
 
 
 def render(

@@ -1,4 +1,4 @@
-"""Builds one tab's Gradio layout from its TabSpec and wires every figure to a stable endpoint."""
+"""Builds one tab's Gradio layout from its TabSpec; tabs/ui_wire.py wires its events."""
 
 from __future__ import annotations
 
@@ -11,19 +11,21 @@ from core.errors import ParamError
 from tabs.controls import Check, Control, Slider, Text
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.metrics import to_markdown
+from tabs.present import drawing
 from tabs.spec import LiveSpec, RunSpec, TabSpec, render, render_live, run_params
-from tabs.ui_draw import _handler, control_updates, draw_all, plot_data
+from tabs.ui_draw import _handler, control_updates, draw_all, plot_data, served, title_markdown
+from tabs.ui_wire import OPTIONS, wire_controls, wire_figures
 
 __all__ = ["BuiltTab", "_handler", "build_tab", "draw_all", "plot_data"]
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
+    common = dict(label=c.label, info=c.info or None, elem_id=f"{tab.id}-{c.name}",
+                  elem_classes=["hero"] if c is tab.hero else None)
     if isinstance(c, Text):
-        return gr.Textbox(value=c.value, label=c.label, info=c.info or None, lines=4,
-                          max_length=c.max_bytes, elem_id=f"{tab.id}-{c.name}")
+        return gr.Textbox(value=c.value, lines=4, max_length=c.max_bytes, **common)
     if isinstance(c, Check):
-        return gr.Checkbox(value=c.value, label=c.label, info=c.info or None,
-                           elem_id=f"{tab.id}-{c.name}")
+        return gr.Checkbox(value=c.value, **common)
     if isinstance(c, Slider):
         linked = tab.control(c.max_from).value if c.max_from else None
         return gr.Slider(
@@ -32,21 +34,19 @@ def _component(c: Control, tab: TabSpec) -> gr.components.Component:
             value=c.value,
             step=c.step,
             precision=0 if c.integer else None,
-            label=c.label,
-            info=c.info or None,
-            elem_id=f"{tab.id}-{c.name}",
+            **common,
         )
-    return gr.Radio(
-        choices=list(c.choices),
-        value=c.value,
-        label=c.label,
-        info=c.info or None,
-        elem_id=f"{tab.id}-{c.name}",
-    )
+    return gr.Radio(choices=list(c.choices), value=c.value, **common)
 
 
-def _triggers(c: Control, comp: gr.components.Component) -> list:
-    return [comp.release] if isinstance(c, Slider) else [comp.change]
+def _controls(tab: TabSpec) -> dict[str, gr.components.Component]:
+    """The up-front controls, then the `more` ones folded under "More controls"; returned in
+    the tab's control order (the order every update list uses)."""
+    made = {c.name: _component(c, tab) for c in tab.controls if c.name not in tab.more}
+    if tab.more:
+        with gr.Accordion("More controls", open=False, elem_id=f"{tab.id}-more"):
+            made |= {c.name: _component(c, tab) for c in tab.controls if c.name in tab.more}
+    return {c.name: made[c.name] for c in tab.controls}
 
 
 def _live_handler(live: LiveSpec, tab: TabSpec):
@@ -62,9 +62,7 @@ def _live_handler(live: LiveSpec, tab: TabSpec):
 
 def _run_handler(run: RunSpec, tab: TabSpec):
     """Streams (session, text, then plot and table per figure, then the live panel)."""
-    figures = [f.name for f in tab.figures]
-
-    def handle(session: object, *values: object):
+    def handle(request: gr.Request | None, session: object, *values: object):
         try:
             params = run_params(tab, dict(zip(run.params, values, strict=True)))
             if session is None:
@@ -74,9 +72,10 @@ def _run_handler(run: RunSpec, tab: TabSpec):
             raise gr.Error(str(e)) from None
         for snap in snapshots:
             out: list[object] = [session, run.text(snap)]
-            for name in figures:
-                result = run.draws[name](snap)
-                out += [plot_data(result.figure), to_markdown(result.metrics)]
+            for fig in tab.figures:
+                with drawing(request):  # per snapshot: the generator may resume elsewhere
+                    result = run.draws[fig.name](snap)
+                    out += [served(fig, result), to_markdown(result.metrics)]
             yield [*out, run.live(snap)]
 
     handle.__name__ = run.name
@@ -88,7 +87,7 @@ def _build_run(run: RunSpec, tab: TabSpec, comps: dict, outputs: dict, text: gr.
     """Generate streams snapshots into the text, figures and live panel; Stop cancels it (the
     engine retires the request as the generator closes). State is per browser session."""
     state = gr.State(None, time_to_live=900, delete_callback=run.close)
-    flat = [x for f in tab.figures for x in outputs[f.name]]
+    flat = [x for f in tab.figures for x in outputs[f.name][:2]]
     event = go.click(_run_handler(run, tab), inputs=[state, *[comps[p] for p in run.params]],
                      outputs=[state, text, *flat, live], api_name=run.name,
                      concurrency_limit=2, concurrency_id="run", show_progress="minimal",
@@ -107,20 +106,19 @@ def _open_run_text(run: RunSpec, tab: TabSpec):
     return handle
 
 
-def _build_live(live: LiveSpec, tab: TabSpec, comps: dict, opened: object) -> None:
-    """A Markdown panel filled by its own endpoint: when the tab is opened, when one of its
-    controls moves, and on "Measure again". Nothing is measured while the app is built."""
+def _build_live(live: LiveSpec, tab: TabSpec, comps: dict, on_open: list):
+    """A Markdown panel filled by its own endpoint: when the tab is opened and on "Measure
+    again" (and after a control it reads moves: tabs/ui_wire.py). Nothing is measured while
+    the app is built. Returns (handler, text) for the control wiring."""
     gr.Markdown(f"#### {live.title}", elem_classes=["figure-title"])
     text = gr.Markdown("Measured when this tab opens.", elem_id=f"{live.name}-live")
     again = gr.Button("Measure again", size="sm", elem_id=f"{live.name}-button")
-    triggers = [again.click]
-    if isinstance(opened, gr.Tab):  # the gr.Tab this tab is built in (app.py), if any
-        triggers.append(opened.select)
-    triggers += [t for p in live.params for t in _triggers(tab.control(p), comps[p])]
-    gr.on(triggers, _live_handler(live, tab), inputs=[comps[p] for p in live.params],
+    handler = _live_handler(live, tab)
+    gr.on([again.click, *on_open], handler, inputs=[comps[p] for p in live.params],
           outputs=[text], api_name=live.name, trigger_mode="always_last",
           show_progress="minimal", concurrency_limit=1, concurrency_id="live",
           preprocess=False)
+    return handler, text
 
 
 @dataclass(frozen=True)
@@ -129,14 +127,19 @@ class BuiltTab:
 
     tab: TabSpec
     comps: dict[str, gr.components.Component]
-    outputs: dict[str, tuple[gr.Plot, gr.Markdown]]
+    outputs: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]]  # plot, metrics, title
     run_text: gr.Markdown | None
+    note: gr.Markdown  # the clamp note under the controls
+
+
+def _hidden_note() -> dict:
+    return gr.update(value="", visible=False)
 
 
 def _reset_handler(tab: TabSpec):
-    def handle() -> list[object]:
+    def handle(request: gr.Request) -> list[object]:
         d = tab.defaults()
-        return [*control_updates(tab, d), *draw_all(tab, d)]
+        return [*control_updates(tab, d), _hidden_note(), *draw_all(tab, d, request)]
 
     return handle
 
@@ -144,12 +147,13 @@ def _reset_handler(tab: TabSpec):
 def _preset_handler(tab: TabSpec):
     by_name = {p.name: p for p in tab.presets}
 
-    def handle(name: str | None) -> list[object]:
+    def handle(name: str | None, request: gr.Request) -> list[object]:
         preset = by_name.get(name) if isinstance(name, str) else None
         if preset is None:
-            return [gr.skip()] * (1 + len(tab.controls) + 2 * len(tab.figures))
+            return [gr.skip()] * (2 + len(tab.controls) + 3 * len(tab.figures))
         values = {**tab.defaults(), **preset.values}
-        return [f"*{preset.why}*", *control_updates(tab, values), *draw_all(tab, values)]
+        return [f"*{preset.why}*", *control_updates(tab, values), _hidden_note(),
+                *draw_all(tab, values, request)]
 
     return handle
 
@@ -159,7 +163,7 @@ def _link_handler(tab: TabSpec):
 
     from tabs.share import link_query
 
-    def handle(*values: object, request: gr.Request) -> dict:
+    def handle(request: gr.Request, *values: object) -> dict:
         query = link_query(tab, dict(zip([c.name for c in tab.controls], values, strict=True)))
         page = request.headers.get("referer") or str(request.url)
         base = urlsplit(page)._replace(query="", fragment="").geturl()
@@ -168,26 +172,40 @@ def _link_handler(tab: TabSpec):
     return handle
 
 
+def _figure(fig, tab: TabSpec, drawn: bool) -> tuple[gr.Plot, gr.Markdown, gr.Markdown]:
+    result = render(fig, tab) if drawn else None
+    title = gr.Markdown(title_markdown(fig), elem_classes=["figure-title"],
+                        elem_id=f"{fig.name}-title")
+    plot = gr.Plot(value=None if result is None else served(fig, result), format="png",
+                   label=fig.title, show_label=False, elem_id=f"{fig.name}-plot")
+    with gr.Accordion("Numbers on this figure", open=False):
+        table = gr.Markdown("Drawn when the tab opens." if result is None
+                            else to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
+    return plot, table, title
+
+
 def build_tab(tab: TabSpec) -> BuiltTab:
-    """Lay out the lesson, controls, figures and metrics inside the current gr.Tab.
+    """Lay out the lesson, controls, Predict card, figures and metrics inside the current gr.Tab.
 
     Figures are drawn when the tab opens (its select event; the page's load draws the tab it
     opens on, tabs/shell.py), not while the app is built: startup then costs no figure at all.
     Built outside a gr.Tab, the default figures are drawn at once.
     """
-    comps: dict[str, gr.components.Component] = {}
-    outputs: dict[str, tuple[gr.Plot, gr.Markdown]] = {}
-    opened = get_render_context()  # the enclosing gr.Tab: its select event opens the live text
+    outputs: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]] = {}
+    opened = get_render_context()  # the enclosing gr.Tab: its select event draws the tab
     on_open = [opened.select] if isinstance(opened, gr.Tab) else []
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=1, min_width=300):
+    card, lesson = tab.lesson_parts()
+    live = None
+    with gr.Row(equal_height=False, elem_classes=["lab-row"]):
+        with gr.Column(scale=1, min_width=300, elem_classes=["lab-controls"]):
             if tab.presets:
                 preset = gr.Dropdown([p.name for p in tab.presets], value=None,
                                      label="Presets: a scenario in one click",
                                      elem_id=f"{tab.id}-preset")
                 why = gr.Markdown("", elem_id=f"{tab.id}-preset-why")
-            for c in tab.controls:
-                comps[c.name] = _component(c, tab)
+            comps = _controls(tab)
+            note = gr.Markdown(visible=False, elem_id=f"{tab.id}-clamp-note",
+                               elem_classes=["clamp-note"])
             with gr.Row():
                 reset = gr.Button("Reset to defaults", size="sm", elem_id=f"{tab.id}-reset")
                 link = gr.Button("Link to this view", size="sm", elem_id=f"{tab.id}-link")
@@ -198,45 +216,34 @@ def build_tab(tab: TabSpec) -> BuiltTab:
                 with gr.Row():
                     go = gr.Button(tab.run.button, variant="primary", elem_id=f"{tab.id}-go")
                     stop = gr.Button("Stop", variant="stop", elem_id=f"{tab.id}-stop")
-            gr.Markdown(tab.lesson(), elem_classes=["lesson"])
-            with gr.Accordion("Glossary", open=False):
+            gr.Markdown(lesson, elem_classes=["lesson"])
+            with gr.Accordion("Glossary", open=False, elem_classes=["glossary-fold"]):
                 gr.Markdown(glossary_markdown(), elem_classes=["glossary"])
-        with gr.Column(scale=3):
+        with gr.Column(scale=3, elem_classes=["lab-figures"]):
+            if card:
+                gr.Markdown(card, elem_classes=["predict-card"], elem_id=f"{tab.id}-predict")
             if tab.run is not None:
                 run_text = gr.Markdown(
                     "Served when the tab opens." if on_open
                     else tab.run.text(tab.run.final(**run_params(tab))),
                     elem_id=f"{tab.run.name}-text", elem_classes=["run-text"])
             for fig in tab.figures:
-                result = None if on_open else render(fig, tab)
-                gr.Markdown(f"#### {fig.title}", elem_classes=["figure-title"])
-                plot = gr.Plot(
-                    value=None if result is None else plot_data(result.figure),
-                    format="png",
-                    label=fig.title,
-                    show_label=False,
-                    elem_id=f"{fig.name}-plot",
-                )
-                with gr.Accordion("Numbers on this figure", open=False):
-                    table = gr.Markdown(
-                        "Drawn when the tab opens." if result is None
-                        else to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
-                outputs[fig.name] = (plot, table)
+                outputs[fig.name] = _figure(fig, tab, drawn=not on_open)
             if tab.live is not None:
-                _build_live(tab.live, tab, comps, opened)
+                live = _build_live(tab.live, tab, comps, on_open)
             if tab.run is not None:
                 gr.Markdown("#### Measured on this machine (never on a figure)",
                             elem_classes=["figure-title"])
                 run_live = gr.Markdown("Measured when you generate.",
                                        elem_id=f"{tab.run.name}-live")
     flat = [x for f in tab.figures for x in outputs[f.name]]
-    reset.click(_reset_handler(tab), None, [*comps.values(), *flat], api_visibility="private",
-                concurrency_limit=2, concurrency_id="figures", show_progress="minimal")
+    controls = list(comps.values())
+    reset.click(_reset_handler(tab), None, [*controls, note, *flat], api_visibility="private",
+                **{**OPTIONS, "preprocess": True})
     if tab.presets:
-        preset.input(_preset_handler(tab), [preset], [why, *comps.values(), *flat],
-                     api_visibility="private", concurrency_limit=2, concurrency_id="figures",
-                     show_progress="minimal")
-    link.click(_link_handler(tab), list(comps.values()), [link_box], api_visibility="private",
+        preset.input(_preset_handler(tab), [preset], [why, *controls, note, *flat],
+                     api_visibility="private", **{**OPTIONS, "preprocess": True})
+    link.click(_link_handler(tab), controls, [link_box], api_visibility="private",
                preprocess=False, queue=False)
     if tab.run is not None:
         _build_run(tab.run, tab, comps, outputs, run_text, run_live, go, stop)
@@ -244,70 +251,6 @@ def build_tab(tab: TabSpec) -> BuiltTab:
             gr.on(on_open, _open_run_text(tab.run, tab),
                   inputs=[comps[p] for p in tab.run.params], outputs=[run_text],
                   api_visibility="private", preprocess=False, show_progress="hidden")
-    linked = _link_maxima(tab, comps)
-    for fig in tab.figures:
-        handler = _handler(fig, tab)
-        inputs = [comps[p] for p in fig.params]
-        chained = {src for src, (dep, _) in linked.items() if dep in fig.params}
-        triggers = [] if tab.run is not None else [
-            t for p in fig.params if p not in chained for t in _triggers(tab.control(p), comps[p])
-        ]
-        options = dict(
-            trigger_mode="always_last",
-            show_progress="minimal",
-            concurrency_limit=2,
-            concurrency_id="figures",
-            preprocess=False,  # raw values: our validation names the parameter and its range
-        )
-        if not triggers:  # a run tab: the figure's endpoint opens with the tab
-            gr.on(on_open or None, handler, inputs=inputs, outputs=list(outputs[fig.name]),
-                  api_name=fig.name, **options)
-            continue
-        gr.on(
-            triggers,
-            handler,
-            inputs=inputs,
-            outputs=list(outputs[fig.name]),
-            api_name=fig.name,
-            **options,
-        )
-        if on_open:
-            gr.on(on_open, handler, inputs=inputs, outputs=list(outputs[fig.name]),
-                  api_visibility="private", **options)
-        for src in chained:  # redraw after the linked slider has moved, never before
-            linked[src][1].then(
-                handler,
-                inputs=inputs,
-                outputs=list(outputs[fig.name]),
-                api_visibility="private",
-                **options,
-            )
-    return BuiltTab(tab, comps, outputs, run_text if tab.run is not None else None)
-
-
-def _follower(c: Slider):
-    def follow(v: float, cur: float) -> gr.Slider:
-        top = c.max_given(v)
-        return gr.Slider(maximum=top, value=min(cur, top))
-
-    return follow
-
-
-def _link_maxima(tab: TabSpec, comps: dict) -> dict[str, tuple[str, object]]:
-    """For each slider with max_from: on release of the source, set this slider's maximum to the
-    source's value and move it down to it if above. Returns {source: (dependent, event)}."""
-    links = {}
-    for c in tab.controls:
-        if isinstance(c, Slider) and c.max_from is not None:
-            src, dep = comps[c.max_from], comps[c.name]
-
-            event = src.release(
-                _follower(c),
-                inputs=[src, dep],
-                outputs=[dep],
-                queue=False,
-                api_visibility="private",
-                show_progress="hidden",
-            )
-            links[c.max_from] = (c.name, event)
-    return links
+    wire_figures(tab, comps, outputs, on_open)
+    wire_controls(tab, comps, outputs, note, live)
+    return BuiltTab(tab, comps, outputs, run_text if tab.run is not None else None, note)

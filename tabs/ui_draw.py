@@ -1,5 +1,6 @@
-"""Figures to the browser: PNG data for gr.Plot, a figure's handler (its error drawn in its own
-place), every figure of a tab at once, and the control updates that set a tab's values."""
+"""Figures to the browser: PNG data (with alt text) for gr.Plot, a figure's API handler and its
+page handler (an error drawn in its own place, a figure left stale says so), every figure of a
+tab at once, and the control updates that set a tab's values."""
 
 from __future__ import annotations
 
@@ -11,19 +12,33 @@ from gradio.components.plot import PlotData
 from matplotlib.figure import Figure
 
 from core.errors import ParamError
+from tabs.alt import alt_text
 from tabs.controls import Slider
-from tabs.figure import lab_figure, render_png
+from tabs.figure import FigureResult, lab_figure, render_png
 from tabs.metrics import to_markdown
+from tabs.present import drawing
 from tabs.spec import FigureSpec, TabSpec, render
 
 log = logging.getLogger("serving_lab")
 
 
-def plot_data(figure: Figure) -> PlotData:
+class AltPlotData(PlotData):
+    """PlotData that carries the figure's alt text. Gradio's matplotlib view writes the field
+    `chart` into the img's alt (followed by " plot visualising provided data", which the page's
+    script drops: app.py PAGE_JS)."""
+
+    chart: str = ""
+
+
+def plot_data(figure: Figure, alt: str = "") -> PlotData:
     """What gr.Plot(format="png") serves for a matplotlib figure, drawn by render_png under the
     lab's draw lock (gr.Plot's own savefig would draw outside it)."""
     png = base64.b64encode(render_png(figure)).decode("ascii")
-    return PlotData(type="matplotlib", plot=f"data:image/png;base64,{png}")
+    return AltPlotData(type="matplotlib", plot=f"data:image/png;base64,{png}", chart=alt)
+
+
+def served(fig: FigureSpec, result: FigureResult) -> PlotData:
+    return plot_data(result.figure, alt_text(fig.title, result.metrics))
 
 
 def error_figure(fig: FigureSpec, err: Exception) -> Figure:
@@ -38,26 +53,61 @@ def error_figure(fig: FigureSpec, err: Exception) -> Figure:
     return f
 
 
+def _failed(fig: FigureSpec, err: Exception, values: tuple) -> tuple[PlotData, str]:
+    log.exception("figure %s failed for %s", fig.name, values)
+    alt = f"{fig.title}. Not drawn: {type(err).__name__}."
+    return plot_data(error_figure(fig, err), alt), f"**Not drawn:** {type(err).__name__}: {err}"
+
+
 def _handler(fig: FigureSpec, tab: TabSpec):
+    """The figure's API endpoint: (plot, metrics table); a bad value is a gr.Error naming it.
+    API calls draw as the baselines pin (presentation mode is the page's, per session)."""
     def handle(*values: object):
         try:
             result = render(fig, tab, dict(zip(fig.params, values, strict=True)))
         except ParamError as e:
             raise gr.Error(str(e)) from None
         except Exception as e:  # a bug in one figure must not take the tab down
-            log.exception("figure %s failed for %s", fig.name, values)
-            return plot_data(error_figure(fig, e)), f"**Not drawn:** {type(e).__name__}: {e}"
-        return plot_data(result.figure), to_markdown(result.metrics)
+            return _failed(fig, e, values)
+        return served(fig, result), to_markdown(result.metrics)
 
     handle.__name__ = fig.name
     return handle
 
 
-def draw_all(tab: TabSpec, values: dict[str, object]) -> list[object]:
-    """Plot and table of every figure of tab for values (validated here), in figure order."""
+def title_markdown(fig: FigureSpec, stale: str = "") -> str:
+    """The figure's heading; while the figure is stale, a visible line saying so and why."""
+    head = f"#### {fig.title}"
+    if not stale:
+        return head
+    return (f"{head}\n\n<span class='stale-note'>⚠ Stale: this figure still shows the previous "
+            f"settings; it could not be redrawn ({stale}).</span>")
+
+
+def _drawer(fig: FigureSpec, tab: TabSpec):
+    """The figure's page handler: (plot, table, title). Never raises: the page's one message
+    about a bad value comes from its clamp step (tabs/ui_wire.py); a figure that cannot be
+    redrawn for a value keeps its image and says in its title that it is stale."""
+    def handle(request: gr.Request | None, *values: object):
+        try:
+            with drawing(request):
+                result = render(fig, tab, dict(zip(fig.params, values, strict=True)))
+        except ParamError as e:
+            return gr.skip(), gr.skip(), title_markdown(fig, str(e))
+        except Exception as e:
+            return (*_failed(fig, e, values), title_markdown(fig))
+        return served(fig, result), to_markdown(result.metrics), title_markdown(fig)
+
+    handle.__name__ = f"{fig.name}_page"
+    return handle
+
+
+def draw_all(tab: TabSpec, values: dict[str, object],
+             request: gr.Request | None = None) -> list[object]:
+    """Plot, table and title of every figure of tab for values, in figure order."""
     out: list[object] = []
     for fig in tab.figures:
-        out += list(_handler(fig, tab)(*[values[p] for p in fig.params]))
+        out += list(_drawer(fig, tab)(request, *[values[p] for p in fig.params]))
     return out
 
 

@@ -56,3 +56,12 @@ def test_bad_queries_fall_back_to_defaults_with_a_note(query, note):
 
 def test_gradio_keys_are_not_complaints():
     assert parse_query({"__theme": "dark"}).notes == ()
+
+
+@pytest.mark.parametrize(("raw", "on", "noted"), [("1", True, False), ("true", True, False),
+                                                   ("0", False, False), ("maybe", False, True)])
+def test_present_flag_is_ours_not_a_complaint(raw, on, noted):
+    r = parse_query({"tab": REGISTRY[0].id, "present": raw})
+    assert r.present is on
+    assert any("present must be 1 or 0" in n for n in r.notes) is noted
+    assert r.values == r.tab.defaults()

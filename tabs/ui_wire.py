@@ -1,0 +1,97 @@
+"""A tab's events: each figure's API endpoint, the draws when the tab opens, and what moving a
+control does.
+
+Moving a slider (release: a drag let go, the arrow keys or Enter in its box, see app.py
+PAGE_JS) first runs an unqueued clamp step: a typed value outside the slider's range (or its
+linked maximum) is set to the nearest allowed value, visibly, with a note saying so, and the
+sliders that follow it move with it. Only then do the figures redraw, all from the values now
+on the page, so no figure can be drawn for a value another one refused. The figure the control
+moves most draws first; the rest follow it. Figure endpoints for the API (gradio_client, raw
+HTTP) are separate events with no trigger on the page: they still reject a bad value with an
+error naming the parameter.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from tabs.controls import Slider
+from tabs.spec import TabSpec
+from tabs.ui_draw import _drawer, _handler
+
+OPTIONS = dict(
+    trigger_mode="always_last",
+    show_progress="minimal",
+    concurrency_limit=2,
+    concurrency_id="figures",
+    preprocess=False,  # raw values: our validation names the parameter and its range
+)
+PRIVATE = dict(api_visibility="private", **OPTIONS)
+
+
+def wire_figures(tab: TabSpec, comps: dict, outputs: dict, on_open: list) -> None:
+    """Each figure's API endpoint (plot, table; no page trigger) and its draw on tab open."""
+    for fig in tab.figures:
+        inputs = [comps[p] for p in fig.params]
+        plot, table, _ = outputs[fig.name]
+        gr.on([], _handler(fig, tab), inputs=inputs, outputs=[plot, table], api_name=fig.name,
+              **OPTIONS)
+        if on_open:
+            gr.on(on_open, _drawer(fig, tab), inputs=inputs, outputs=list(outputs[fig.name]),
+                  **PRIVATE)
+
+
+def _clamp_handler(c: Slider, source: Slider | None, followers: tuple[Slider, ...]):
+    """(raw value, [source value], *followers' values) -> this slider, its followers, note."""
+    def handle(raw: object, *rest: object) -> list[object]:
+        top = None
+        if source is not None:
+            top = c.max_given(source.clamp(rest[0])[0])
+            rest = rest[1:]
+        value, note = c.clamp(raw, top)
+        out: list[object] = [gr.update(value=value)]
+        for d, cur in zip(followers, rest, strict=True):
+            d_top = d.max_given(value)
+            out.append(gr.update(maximum=d_top, value=d.clamp(cur, d_top)[0]))
+        return [*out, gr.update(value=note, visible=bool(note))]
+
+    handle.__name__ = f"clamp_{c.name}"
+    return handle
+
+
+def _clamp_step(tab: TabSpec, c: Slider, comps: dict, note: gr.Markdown):
+    source = tab.control(c.max_from) if c.max_from else None
+    followers = tab.followers(c.name)
+    inputs = [comps[c.name], *([comps[source.name]] if source else []),
+              *(comps[d.name] for d in followers)]
+    return comps[c.name].release(
+        _clamp_handler(c, source, followers), inputs=inputs,
+        outputs=[comps[c.name], *(comps[d.name] for d in followers), note],
+        queue=False, preprocess=False, show_progress="hidden", trigger_mode="always_last",
+        api_visibility="private")
+
+
+def wire_controls(tab: TabSpec, comps: dict, outputs: dict, note: gr.Markdown,
+                  live: tuple | None) -> None:
+    """Per control: clamp (sliders), then the figure it moves most, then the others (and the
+    live panel) once that one is drawn. A run tab's controls redraw nothing by themselves."""
+    for c in tab.controls:
+        start = _clamp_step(tab, c, comps, note) if isinstance(c, Slider) else None
+        if tab.run is not None:
+            continue
+        moved = {c.name, *(d.name for d in tab.followers(c.name))}
+        steps = [(_drawer(f, tab), [comps[p] for p in f.params], list(outputs[f.name]),
+                  PRIVATE) for f in tab.redraw_order(c.name)]
+        if live is not None and moved & set(tab.live.params):
+            handler, text = live
+            steps.append((handler, [comps[p] for p in tab.live.params], [text],
+                          {**PRIVATE, "concurrency_limit": 1, "concurrency_id": "live"}))
+        if not steps:
+            continue
+        (fn, inputs, outs, options), rest = steps[0], steps[1:]
+        if start is not None:
+            first = start.then(fn, inputs=inputs, outputs=outs, **options)
+        else:  # a choice or a check: only a student's own change (presets set values too)
+            first = gr.on([comps[c.name].input], fn, inputs=inputs, outputs=outs, **options)
+        for fn, inputs, outs, options in rest:
+            first.then(fn, inputs=inputs, outputs=outs, **options)

@@ -1,0 +1,41 @@
+"""The page's clamp step: a typed value outside a slider's range (or its linked maximum) is set
+to the nearest allowed value with a note naming the parameter; validate() still rejects it
+(the API's contract)."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from core.errors import ParamError
+from tabs.controls import Slider
+from tabs.ui_wire import _clamp_handler
+
+pytestmark = pytest.mark.app
+DRAFT = Slider("draft_len", "D", 1, 8, 3)
+
+
+@pytest.mark.parametrize(("raw", "value", "note"), [
+    (99, 8, "draft_len 99 is above its maximum 8: set to 8"),
+    (0, 1, "draft_len 0 is below its minimum 1: set to 1"),
+    (3.4, 3, "draft_len 3.4 is between the slider's steps of 1: set to 3"),
+    (None, 3, "draft_len None is not a number: set to its default 3"),
+    (5, 5, ""),
+])
+def test_clamp_sets_the_nearest_allowed_value_and_says_so(raw, value, note):
+    assert DRAFT.clamp(raw) == (value, note)
+    if note:
+        with pytest.raises(ParamError, match="draft_len"):
+            DRAFT.validate(raw)
+
+
+def test_a_linked_slider_clamps_to_its_source_and_followers_move_down():
+    accepted = Slider("accepted", "A", 0, 8, 2, max_from="draft_len")
+    assert accepted.clamp(6, top=accepted.max_given(4)) == (
+        4, "accepted 6 is above its maximum 4: set to 4")
+    slider, follower, note = _clamp_handler(DRAFT, None, (accepted,))(99, 7)
+    assert slider["value"] == 8 and follower == gr.update(maximum=8, value=7)
+    assert note["visible"] and "99" in note["value"]
+    slider, follower, note = _clamp_handler(DRAFT, None, (accepted,))(2, 7)
+    assert follower == gr.update(maximum=2, value=2) and not note["visible"]
+

@@ -1,0 +1,155 @@
+"""In front of a class, in chromium: the hero stands out and every info line is readable, the
+Predict card tops the figure column, secondary knobs fold, slider keys and a typed value
+redraw like a drag, an out-of-range value is clamped visibly with every figure following,
+the hero's main figure draws first, figures carry alt text, and presentation mode is per
+browser session (toggle or ?present=1)."""
+
+from __future__ import annotations
+
+import base64
+import time
+
+import pytest
+
+from tabs.alt import alt_text
+from tabs.controls import Slider
+from tabs.figure import presenting, render_png
+from tabs.registry import REGISTRY
+from tabs.spec import render
+
+pytestmark = pytest.mark.e2e
+BY_ID = {t.id: t for t in REGISTRY}
+PLOT = "#{} [data-testid=matplotlib] img"
+
+
+def _src(tab, fig, values=None, present=False) -> str:
+    with presenting(present):
+        png = render_png(render(fig, tab, values).figure)
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+def _wait_figures(page, tab, values=None, present=False, timeout=60_000) -> None:
+    want = [[PLOT.format(f"{f.name}-plot"), _src(tab, f, values, present)] for f in tab.figures]
+    page.wait_for_function(
+        "(w) => w.every(([s, src]) => { const i = document.querySelector(s);"
+        " return i && i.src === src; })", arg=want, timeout=timeout)
+
+
+CONTRAST = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.offsetParent).map(e => {
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 4).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+  let b = e, bg = null;
+  while (b) { const c = getComputedStyle(b).backgroundColor; const v = rgb(c);
+    if (v.length < 4 || v[3] > 0) { bg = v; break; } b = b.parentElement; }
+  const [l1, l2] = [lum(rgb(getComputedStyle(e).color)), lum(bg || [255, 255, 255])];
+  return [e.innerText.slice(0, 40), (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05)];
+})"""
+
+
+def test_hero_predict_card_more_fold_and_readable_info(page, app_url):
+    tab = BY_ID["cache_policies"]
+    page.goto(f"{app_url}?tab={tab.id}")
+    page.locator(PLOT.format(f"{tab.figures[0].name}-plot")).wait_for(timeout=60_000)
+    hero = page.locator(f"#{tab.id}-{tab.hero.name}")
+    assert "hero" in hero.get_attribute("class")
+    label_px = hero.locator("[data-testid=block-info]").evaluate(
+        "e => parseFloat(getComputedStyle(e).fontSize)")
+    other = page.locator(f"#{tab.id}-{tab.controls[1].name} [data-testid=block-info]")
+    assert label_px > other.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    ratios = page.evaluate(CONTRAST, f"#tab-{tab.id} .info-text")
+    assert ratios and all(r >= 4.5 for _, r in ratios), ratios
+    # The Predict card is the figure column's first block; the lesson column does not repeat it.
+    first = page.locator(f"#tab-{tab.id} .lab-figures > *").first
+    assert first.get_attribute("id") == f"{tab.id}-predict"
+    assert "Predict" in first.inner_text()
+    assert "Predict" not in page.locator(f"#tab-{tab.id} .block.lesson").inner_text()
+    # Secondary knobs sit in a closed "More controls" fold.
+    fold = page.locator(f"#{tab.id}-more")
+    assert fold.is_visible() and tab.more
+    for name in tab.more:
+        assert not page.locator(f"#{tab.id}-{name}").is_visible()
+    fold.get_by_text("More controls").click()
+    for name in tab.more:
+        fold.locator(f"#{tab.id}-{name}").wait_for(state="visible", timeout=10_000)
+
+
+def test_typed_out_of_range_is_clamped_visibly_and_every_figure_follows(page, app_url):
+    """draft_len 99 + Enter on a 1..8 slider: the box shows 8, a note says so, every figure
+    is drawn for 8, and no error toast appears."""
+    tab = BY_ID["replay_ring"]
+    c = tab.control("draft_len")
+    page.goto(f"{app_url}?tab={tab.id}")
+    _wait_figures(page, tab)
+    box = page.locator(f"#{tab.id}-{c.name} input[type=number]")
+    box.fill("99")
+    box.press("Enter")
+    top = int(c.maximum)
+    _wait_figures(page, tab, {c.name: top})
+    assert float(box.input_value()) == top
+    note = page.locator(f"#{tab.id}-clamp-note")
+    assert note.inner_text().strip() == f"draft_len 99 is above its maximum {top}: set to {top}"
+    assert page.locator(".toast-body").count() == 0
+
+
+ORDER_JS = """() => { window.__drawn = []; const last = {}; const t0 = performance.now();
+  const poll = () => { document.querySelectorAll('[id$=-plot] [data-testid=matplotlib] img')
+    .forEach(img => { const id = img.closest('[id$=-plot]').id.slice(0, -5);
+      if (last[id] !== undefined && last[id] !== img.src)
+        window.__drawn.push([id, Math.round(performance.now() - t0)]);
+      last[id] = img.src; });
+    window.__raf = requestAnimationFrame(poll); }; poll(); }"""
+
+
+@pytest.mark.parametrize("tab_id", ["replay_ring", "kda_replay"])
+def test_arrow_key_redraws_and_the_heros_main_figure_comes_first(page, app_url, tab_id):
+    """An arrow key on the hero slider redraws the tab like a drag release; the figure the hero
+    moves most updates first (times printed: ms after the key)."""
+    tab = BY_ID[tab_id]
+    hero = tab.hero
+    assert isinstance(hero, Slider)
+    page.goto(f"{app_url}?tab={tab.id}")
+    _wait_figures(page, tab)
+    page.evaluate(ORDER_JS)
+    rng = page.locator(f"#{tab.id}-{hero.name} input[type=range]")
+    rng.focus()
+    start = time.perf_counter()
+    rng.press("ArrowRight")
+    moved = {hero.name: hero.value + hero.step}
+    _wait_figures(page, tab, moved)
+    total = time.perf_counter() - start
+    drawn = page.evaluate("window.__drawn")
+    order = [name for name, _ in drawn]
+    print(f"\n{tab.id}: arrow key -> {drawn}; whole tab {total:.2f} s")
+    assert order[0] == tab.redraw_order(hero.name)[0].name, drawn
+    assert set(order) == {f.name for f in tab.redraw_order(hero.name)}
+
+
+def test_figures_carry_alt_text(page, app_url):
+    tab = BY_ID["paging"]
+    page.goto(f"{app_url}?tab={tab.id}")
+    _wait_figures(page, tab)
+    for fig in tab.figures:
+        alt = page.locator(PLOT.format(f"{fig.name}-plot")).get_attribute("alt")
+        assert alt == alt_text(fig.title, render(fig, tab).metrics)
+
+
+def test_presentation_mode_is_per_session(browser, app_url):
+    """?present=1 opens presenting (toggle on, projector figures); another browser session
+    still sees normal figures; toggling off redraws normal figures."""
+    tab = BY_ID["paging"]
+    one, two = browser.new_page(), browser.new_page()
+    try:
+        one.goto(f"{app_url}?tab={tab.id}&present=1")
+        _wait_figures(one, tab, present=True)
+        assert one.locator("#present-toggle input").is_checked()
+        assert one.evaluate("document.body.classList.contains('presenting')")
+        two.goto(f"{app_url}?tab={tab.id}")
+        _wait_figures(two, tab)
+        one.locator("#present-toggle input").uncheck()
+        _wait_figures(one, tab)
+        assert not one.evaluate("document.body.classList.contains('presenting')")
+    finally:
+        one.close()
+        two.close()
