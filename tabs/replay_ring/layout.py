@@ -5,29 +5,35 @@ from __future__ import annotations
 from matplotlib.patches import FancyBboxPatch, Patch
 
 from core.spec.session import SlotKind
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, session, shown_steps
+from tabs.replay_ring.timeline import SHORT_LABEL
 
 SLOT_Y, ROW_Y, W, HGT = 2.0, 0.0, 0.84, 0.62
+PRESENT_MAX_BOX_TEXT = 16  # presenting: above this many slots the boxes are too narrow to label
+PRESENT_STARTS = 4  # presenting: the last few start pointers only
 
 
-def _box(ax, x: float, y: float, face: str, text: str, dashed: bool = False) -> None:
+def _box(ax, x: float, y: float, face: str, text: str | None, dashed: bool = False) -> None:
     ax.add_patch(FancyBboxPatch((x - W / 2, y - HGT / 2), W, HGT, boxstyle="round,pad=0.02",
                                 facecolor=face, edgecolor=ROLE["annotation"], lw=0.8,
                                 ls="--" if dashed else "-"))
+    if text is None:
+        return
     dark = face in (ROLE["accepted"], ROLE["rejected"])
     ax.text(x, y, text, ha="center", va="center", fontsize=9, color="white" if dark else "black")
 
 
-def _wrap_arrow(ax, L: int) -> None:
+def _wrap_arrow(ax, L: int, present: bool) -> None:
     top = SLOT_Y + 0.85
     xs = [L - 1 + W / 2, L - 0.35, L - 0.35, -0.65, -0.65]
     ys = [SLOT_Y, SLOT_Y, top, top, SLOT_Y]
     ax.plot(xs, ys, color=ROLE["annotation"], lw=0.9)
     ax.annotate("", xy=(-W / 2, SLOT_Y), xytext=(-0.65, SLOT_Y),
                 arrowprops={"arrowstyle": "-|>", "color": ROLE["annotation"], "lw": 0.9})
-    ax.text((L - 1) / 2, top + 0.08, f"wrap: after slot {L - 1} comes slot 0", ha="center",
+    ax.text((L - 1) / 2, top + 0.08, f"wrap: slot {L - 1} → slot 0" if present
+            else f"wrap: after slot {L - 1} comes slot 0", ha="center",
             va="bottom", fontsize=9, color=ROLE["annotation"])
 
 
@@ -39,50 +45,74 @@ def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
     L = capacity
     rows = [*lay.committed_slots, *lay.tentative_slots]  # push order: row i -> physical slot
     wraps = any(b < a for a, b in zip(rows, rows[1:], strict=False))
+    present = is_presenting()
+    boxed = not present or L <= PRESENT_MAX_BOX_TEXT
+    every = 1 if boxed else 4  # presenting a long ring: every 4th slot number
     with lab_figure(4.2) as fig:
         ax = fig.subplots()
         ax.axis("off")
         fs = 8 if L > 16 else 9
         for slot in range(L):
             kind, tok = last.slot_kind[slot], last.slot_token[slot]
-            _box(ax, slot, SLOT_Y, KIND_COLOUR[kind], "·" if kind == SlotKind.EMPTY else str(tok))
-            ax.text(slot, SLOT_Y - HGT / 2 - 0.08, str(slot), ha="center", va="top", fontsize=fs,
-                    color=ROLE["annotation"])
+            _box(ax, slot, SLOT_Y, KIND_COLOUR[kind],
+                 None if not boxed else "·" if kind == SlotKind.EMPTY else str(tok))
+            if slot % every == 0:
+                ax.text(slot, SLOT_Y - HGT / 2 - 0.08, str(slot), ha="center", va="top",
+                        fontsize=fs, color=ROLE["annotation"])
         ax.annotate("start", xy=(lay.start, SLOT_Y + HGT / 2), xytext=(lay.start, SLOT_Y + 0.56),
                     ha="center", va="bottom", fontsize=9, fontweight="bold",
                     arrowprops={"arrowstyle": "-|>", "color": ROLE["annotation"], "lw": 1.2})
-        _wrap_arrow(ax, L)
+        _wrap_arrow(ax, L, present)
         for i, slot in enumerate(rows):
             tentative = i >= lay.num_committed
             label = f"{i - lay.num_committed if tentative else i}"
-            _box(ax, i, ROW_Y, KIND_COLOUR[last.slot_kind[slot]], label, dashed=tentative)
+            _box(ax, i, ROW_Y, KIND_COLOUR[last.slot_kind[slot]], label if boxed else None,
+                 dashed=tentative)
             ax.plot([i, slot], [ROW_Y + HGT / 2, SLOT_Y - HGT / 2 - 0.42], color=ROLE["neutral"],
                     lw=0.8, zorder=0)
-        ax.text(-0.9, SLOT_Y, "physical\nslot", ha="right", va="center", fontsize=9)
-        ax.text(-0.9, ROW_Y, "export\nrow", ha="right", va="center", fontsize=9)
+        ax.text(-0.9, SLOT_Y, "slot" if present else "physical\nslot", ha="right",
+                va="center", fontsize=9)
+        ax.text(-0.9, ROW_Y, "row" if present else "export\nrow", ha="right", va="center",
+                fontsize=9)
         c, t = lay.num_committed, lay.num_tentative
         if c:
-            ax.text((c - 1) / 2, ROW_Y - 0.5, "window(): committed", ha="center", va="top",
-                    fontsize=9)
-        ax.text(c + (t - 1) / 2, ROW_Y - 0.5, "window(tentative=True)", ha="center", va="top",
-                fontsize=9)
+            ax.text((c - 1) / 2, ROW_Y - 0.5, "committed" if present else "window(): committed",
+                    ha="center", va="top", fontsize=9)
+        ax.text(c + (t - 1) / 2, ROW_Y - 0.5, "tentative" if present
+                else "window(tentative=True)", ha="center", va="top", fontsize=9)
         starts = [0] + [r.start for r in s.steps[:k] if r.flushed]
-        ax.text(-2.2, ROW_Y - 1.0,
-                f"Slot boxes show the token position they hold. Row i is the i-th push, at slot "
-                f"(start + i) mod L = ({lay.start} + i) mod {L}"
-                f"{': this window wraps.' if wraps else ': no wrap at this step.'}\n"
-                f"Start pointer, then after each flush (+ flushed count, mod L): "
-                f"{' → '.join(map(str, starts))}", ha="left", va="top", fontsize=9,
-                linespacing=1.5)
-        ax.set_xlim(-2.2, max(L, 8) + 0.2)
-        ax.set_ylim(ROW_Y - 2.05, SLOT_Y + 1.15)
-        ax.set_title(f"Ring layout at verify step {k} of {len(s.steps)}, after the pushes: "
-                     f"commit({last.n_committed}) keeps {last.n_committed} of {t}, rollback() "
-                     f"drops the rest{' (asked ' + str(step) + ': past the end)' if step > k else ''}",
-                     loc="left")
+        asked = f" (asked {step}: past the end)" if step > k else ""
+        if present:  # the long explanation is the lesson's; here the rule and the pointer
+            chain = ("… → " if len(starts) > PRESENT_STARTS else "") + " → ".join(
+                map(str, starts[-PRESENT_STARTS:]))
+            ax.text(-1.2, ROW_Y - 1.0, f"row i → slot ({lay.start} + i) mod {L}"
+                    f"{' (wraps)' if wraps else ''}; start: {chain}", ha="left", va="top",
+                    fontsize=9)
+            ax.set_xlim(-1.2, max(L, 8) - 0.2)
+            ax.set_ylim(ROW_Y - 1.5, SLOT_Y + 1.15)
+            ax.set_title(f"Step {k} of {len(s.steps)}{asked}: commit({last.n_committed}) keeps "
+                         f"{last.n_committed} of {t}, rollback() drops the rest", loc="left")
+        else:
+            ax.text(-2.2, ROW_Y - 1.0,
+                    f"Slot boxes show the token position they hold. Row i is the i-th push, at "
+                    f"slot (start + i) mod L = ({lay.start} + i) mod {L}"
+                    f"{': this window wraps.' if wraps else ': no wrap at this step.'}\n"
+                    f"Start pointer, then after each flush (+ flushed count, mod L): "
+                    f"{' → '.join(map(str, starts))}", ha="left", va="top", fontsize=9,
+                    linespacing=1.5)
+            ax.set_xlim(-2.2, max(L, 8) + 0.2)
+            ax.set_ylim(ROW_Y - 2.05, SLOT_Y + 1.15)
+            ax.set_title(f"Ring layout at verify step {k} of {len(s.steps)}, after the pushes: "
+                         f"commit({last.n_committed}) keeps {last.n_committed} of {t}, "
+                         f"rollback() drops the rest{asked}", loc="left")
         kinds = (SlotKind.COMMITTED, SlotKind.ACCEPTED, SlotKind.ROLLED_BACK, SlotKind.EMPTY)
-        ax.legend(handles=[Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in kinds],
-                  loc="lower right", ncols=4, fontsize=9)
+        labels = SHORT_LABEL if present else KIND_LABEL
+        handles = [Patch(color=KIND_COLOUR[k], label=labels[k]) for k in kinds]
+        if present:
+            fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9,
+                       handlelength=1.2, columnspacing=0.8)
+        else:
+            ax.legend(handles=handles, loc="lower right", ncols=4, fontsize=9)
     metrics = {
         "step": k, "asked_step": step, "verify_steps": len(s.steps),
         "complete": k == len(s.steps),

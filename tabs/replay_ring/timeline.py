@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from core.spec.session import SlotKind
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from matplotlib.patches import Rectangle
 
@@ -17,6 +17,8 @@ from tabs.replay_ring.common import DIM, KIND_COLOUR, KIND_LABEL, fixed_ticks, s
 
 KINDS = tuple(SlotKind)
 TEXT_MAX_STEPS, TEXT_MAX_SLOTS = 24, 16
+SHORT_LABEL = {**KIND_LABEL, SlotKind.ACCEPTED: "pushed, committed",
+               SlotKind.ROLLED_BACK: "pushed, rejected"}
 
 
 def _veil(ax, k: int, n: int) -> None:
@@ -26,7 +28,8 @@ def _veil(ax, k: int, n: int) -> None:
     ax.axvspan(k - 0.5, k + 0.5, fill=False, ec=ROLE["reference"], lw=2.0, zorder=5)
 
 
-def _heatmap(ax, s, k: int, words: str) -> None:
+def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
+    """Draw the raw-input ring; returns the legend handles (a legend drawn only in normal mode)."""
     p, recs = s.params, s.steps
     kind = np.array([r.slot_kind for r in recs], dtype=int).T  # [L, steps]
     cmap = ListedColormap([KIND_COLOUR[k] for k in KINDS])
@@ -37,7 +40,7 @@ def _heatmap(ax, s, k: int, words: str) -> None:
     ax.grid(False)
     ax.set_xlim(0.5, p.steps + 0.5)
     ax.set_ylim(p.capacity - 0.5, -0.5)  # slot 0 on top
-    if p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS:
+    if p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS and not present:
         for col, r in enumerate(recs[:k], start=1):
             for slot, (kind, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True)):
                 if kind in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK):
@@ -55,52 +58,74 @@ def _heatmap(ax, s, k: int, words: str) -> None:
                             fontsize=9, fontweight="bold")
                 last = col
     ax.set_ylabel("physical slot")
-    ax.set_xlabel("verify step")
-    ticks = np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2)
-    ax.set_xticks(ticks)
-    ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 2))
+    if present:  # projector: fewer ticks, no cell numbers, the x axis shared with the panel below
+        fixed_ticks(ax.xaxis, 1, p.steps, nbins=5, integer=True)
+        fixed_ticks(ax.yaxis, 0, p.capacity - 1, nbins=4, integer=True)
+        ax.tick_params(labelbottom=False)
+    else:
+        ax.set_xlabel("verify step")
+        ax.set_xticks(np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2))
+        ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 2))
     _veil(ax, k, p.steps)
-    ax.set_title(f"Raw-input ring, L = {p.capacity}, {words}: a step pushes γ + 1 = {p.window} "
-                 "entries, bonus token first", loc="left", pad=16)
-    handles = [Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in KINDS]
+    title = (f"Raw-input ring, L = {p.capacity}, {words}: γ + 1 = {p.window} pushes a step"
+             if present else
+             f"Raw-input ring, L = {p.capacity}, {words}: a step pushes γ + 1 = {p.window} "
+             "entries, bonus token first")
+    ax.set_title(title, loc="left", pad=16)
+    handles = [Patch(color=KIND_COLOUR[k], label=(SHORT_LABEL if present else KIND_LABEL)[k])
+               for k in KINDS]
     handles += [Line2D([], [], marker=">", lw=0, color=ROLE["annotation"], label="start pointer"),
                 Line2D([], [], color=ROLE["annotation"], lw=1.8,
-                       label="flush before the pushes\n(number: entries folded)"),
+                       label="flush (n folded)" if present
+                       else "flush before the pushes\n(number: entries folded)"),
                 Rectangle((0, 0), 1, 1, fill=False, ec=ROLE["reference"], lw=2.0,
-                          label="the current step\n(later ones faint)")]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
-              title="numbers: token position", title_fontsize=9)
+                          label="current step" if present
+                          else "the current step\n(later ones faint)")]
+    if not present:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
+                  title="numbers: token position", title_fontsize=9)
+    return handles
 
 
-def _snapshots(ax, s, k: int) -> None:
+def _snapshots(ax, s, k: int, present: bool) -> tuple[list, list[str]]:
+    """Draw the snapshot ring; returns its legend entries (a legend drawn only in normal mode)."""
     p, recs = s.params, s.steps
     x = np.arange(1, p.steps + 1)
     push = np.array([r.snap_pushes for r in recs])
     over = np.array([r.snap_overwrites for r in recs])
     pops = np.array([r.snap_pops for r in recs])
-    ax.bar(x, push, 0.7, color=ROLE["snapshot"], alpha=0.45, label="pushes (one state each)")
+    ax.bar(x, push, 0.7, color=ROLE["snapshot"], alpha=0.45,
+           label="pushes" if present else "pushes (one state each)")
     ax.bar(x, over, 0.7, color=ROLE["waste"], hatch="///", edgecolor="white",
-           label="…that overwrote an unpopped snapshot")
-    ax.bar(x, -pops, 0.7, color=ROLE["neutral"], label="pops (oldest first)")
+           label="…overwrote unpopped" if present else "…that overwrote an unpopped snapshot")
+    ax.bar(x, -pops, 0.7, color=ROLE["neutral"], label="pops" if present
+           else "pops (oldest first)")
     ax.step(x, [r.snap_held for r in recs], where="mid", color=ROLE["snapshot"],
-            label="snapshots held after the step")
+            label="held" if present else "snapshots held after the step")
     ax.axhline(p.capacity, color=ROLE["snapshot"], ls="--", lw=0.9,
                label=f"capacity L = {p.capacity}")
     ax.axhline(0, color=ROLE["annotation"], lw=0.6)
     ax.set_xlim(0.5, p.steps + 0.5)
     ax.set_ylim(-p.capacity - 0.5, p.capacity + 1.5)
-    fixed_ticks(ax.yaxis, -p.capacity - 0.5, p.capacity + 1.5, nbins=6, integer=True)
-    ax.set_xticks(np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2))
+    fixed_ticks(ax.yaxis, -p.capacity - 0.5, p.capacity + 1.5, nbins=3 if present else 6,
+                integer=True)
+    if present:
+        fixed_ticks(ax.xaxis, 1, p.steps, nbins=5, integer=True)
+    else:
+        ax.set_xticks(np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2))
     ax.set_xlabel("verify step")
-    ax.set_ylabel("snapshots (pops < 0)")
-    ax.set_title(f"Snapshot ring, same capacity: {p.window} full-state pushes per step, "
+    ax.set_ylabel("snapshots" if present else "snapshots (pops < 0)")
+    ax.set_title(f"Snapshot ring: {p.window} full-state pushes a step, FIFO overwrite" if present
+                 else f"Snapshot ring, same capacity: {p.window} full-state pushes per step, "
                  "FIFO overwrite when full", loc="left")
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(x) for x in labels if "held" not in x and "capacity" not in x]
     order += [i for i in range(len(labels)) if i not in order]
-    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
-              bbox_to_anchor=(1.01, 1.0), fontsize=9)
+    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+    if not present:
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
     _veil(ax, k, p.steps)
+    return handles, labels
 
 
 def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
@@ -108,12 +133,18 @@ def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
     s = session(capacity, draft_len, accept_rate, steps, seed)
     recs = s.steps
     k, words = shown_steps(step, len(recs))
+    present = is_presenting()
     with lab_figure(6.6) as fig:
         top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [2.3, 1]})
-        _heatmap(top, s, k, words)
-        _snapshots(bottom, s, k)
+        ring = _heatmap(top, s, k, words, present)
+        snaps = _snapshots(bottom, s, k, present)
         for ax in (top, bottom):
             ax.tick_params(labelsize=9)
+        if present:  # legends in rows: the ring's above the figure, the snapshots' below it
+            fig.legend(handles=ring, loc="outside upper center", ncols=4, fontsize=9,
+                       handlelength=1.2, columnspacing=0.8)
+            fig.legend(*snaps, loc="outside lower center", ncols=3, fontsize=9,
+                       handlelength=1.2, columnspacing=0.8)
     rolled = sum(r.snap_pushes - r.n_committed for r in recs)
     now = recs[k - 1]
     metrics = {

@@ -39,10 +39,6 @@ CROWDED: dict[str, str] = {
     "routing_residency": "text off the canvas (prefetch evicted unused...)",
     "engine_timeline": "text off the canvas (window...)",
     "engine_cp": "text off the canvas",
-    "ring_timeline": "text off the canvas (snapshots held after the step...)",
-    "ring_layout": "text off the canvas",
-    "ring_equivalence": "text off the canvas (‖o_t‖ over 4 heads...)",
-    "ring_bandwidth": "text off the canvas",
     "fleet_sim_budgets": "text off the canvas (SLO...)",
 }
 
