@@ -147,9 +147,9 @@ def samples() -> dict[str, object]:
             "prose_prompt": PROMPTS["prose"].decode(), "prose": prose}
 
 
-@claim(LESSON, "A byte's top-{k} set carries {lo:.2f} to {hi:.2f} bits about it, of at most "
-               "{H:.2f} (the entropy of this domain mix); shuffled domains score {slo:.2f} to "
-               "{shi:.2f} by chance. The trace holds only {runs} domain runs")
+@claim(LESSON, "A byte's top-{k} set carries {lo:.2f} to {hi:.2f} bits about its domain, of at "
+               "most {H:.2f} (the entropy of this domain mix); shuffled domains score {slo:.2f} "
+               "to {shi:.2f} by chance. The trace holds only {runs} domain runs")
 def routing_information() -> dict[str, object]:
     s, t = info(), trace()
     p = np.bincount(t.domains, minlength=len(DOMAINS)) / len(t.domains)

@@ -48,12 +48,9 @@ def group_layers() -> dict[str, object]:
     return {"n": dims().n_kda}
 
 
-@claim(LESSON, "the hit preset matches {m} blocks; how many can it reuse with a group every {k} "
-               "blocks? Groups are what cost memory: one is {g} pages, a block of latents only "
-               "{b}")
-def predict_and_cost() -> dict[str, object]:
+@claim(LESSON, "Groups are what cost memory: one is {g} pages, a block of latents only {b}")
+def group_cost() -> dict[str, object]:
     r, pt = runs(k_default())["hit"], sweep().point(1)
-    assert r.lookup.stage1_blocks == shared_blocks(r.block_tokens)
     d = dims()
     per_group = pt.group_pages // pt.groups
     assert per_group * pt.groups == pt.group_pages
@@ -61,7 +58,25 @@ def predict_and_cost() -> dict[str, object]:
     assert per_group == geo_pages
     per_block = pt.block_pages // (len(CACHED) // r.block_tokens)
     assert per_block == d.n_mla
-    return {"m": r.lookup.stage1_blocks, "k": k_demo(), "g": per_group, "b": per_block}
+    return {"g": per_group, "b": per_block}
+
+
+@claim(LESSON, "the hit preset matches {m} blocks; how many can it reuse with a group every {k} "
+               "blocks?")
+def predict() -> dict[str, object]:
+    r = runs(k_default())["hit"]
+    assert r.lookup.stage1_blocks == shared_blocks(r.block_tokens)
+    return {"m": r.lookup.stage1_blocks, "k": k_demo()}
+
+
+@claim(LESSON, "{b} blocks, {t} tokens: stage 2 backs off to the deepest boundary that holds a "
+               "group, a multiple of {k}")
+def predict_answer() -> dict[str, object]:
+    r, k = runs(k_demo())["hit"], k_demo()
+    b = r.lookup.boundary_blocks
+    assert b % k == 0 and b <= r.lookup.stage1_blocks < b + k  # the deepest multiple of k
+    assert r.reused_tokens == b * r.block_tokens
+    return {"b": b, "t": r.reused_tokens, "k": k}
 
 
 @claim(LESSON, "trusting it anyway moves the logits by {d:.4f}, silently")
