@@ -42,18 +42,23 @@ def wire_figures(tab: TabSpec, comps: dict, outputs: dict, on_open: list) -> Non
 
 
 def _clamp_handler(c: Slider, source: Slider | None, followers: tuple[Slider, ...]):
-    """(raw value, [source value], *followers' values) -> this slider, its followers, note."""
+    """(raw value, [source value], *followers' values, [this slider's previous value]) -> this
+    slider, its followers, note[, its value for next time]. A follower at its maximum stays at
+    its maximum when that maximum grows (a step slider showing the whole run keeps doing so)."""
     def handle(raw: object, *rest: object) -> list[object]:
         top = None
         if source is not None:
             top = c.max_given(source.clamp(rest[0])[0])
             rest = rest[1:]
+        prev = rest[-1] if followers else None
         value, note = c.clamp(raw, top)
         out: list[object] = [gr.update(value=value)]
-        for d, cur in zip(followers, rest, strict=True):
+        for d, cur in zip(followers, rest[:len(followers)], strict=True):
             d_top = d.max_given(value)
-            out.append(gr.update(maximum=d_top, value=d.clamp(cur, d_top)[0]))
-        return [*out, gr.update(value=note, visible=bool(note))]
+            at_max = prev is not None and d.clamp(cur)[0] >= d.max_given(c.clamp(prev)[0])
+            out.append(gr.update(maximum=d_top, value=d_top if at_max else d.clamp(cur, d_top)[0]))
+        out.append(gr.update(value=note, visible=bool(note)))
+        return [*out, value] if followers else out
 
     handle.__name__ = f"clamp_{c.name}"
     return handle
@@ -62,11 +67,12 @@ def _clamp_handler(c: Slider, source: Slider | None, followers: tuple[Slider, ..
 def _clamp_step(tab: TabSpec, c: Slider, comps: dict, note: gr.Markdown):
     source = tab.control(c.max_from) if c.max_from else None
     followers = tab.followers(c.name)
+    last = [gr.State(c.value)] if followers else []  # this slider's value before the release
     inputs = [comps[c.name], *([comps[source.name]] if source else []),
-              *(comps[d.name] for d in followers)]
+              *(comps[d.name] for d in followers), *last]
     return comps[c.name].release(
         _clamp_handler(c, source, followers), inputs=inputs,
-        outputs=[comps[c.name], *(comps[d.name] for d in followers), note],
+        outputs=[comps[c.name], *(comps[d.name] for d in followers), note, *last],
         queue=False, preprocess=False, show_progress="hidden", trigger_mode="always_last",
         api_visibility="private")
 
