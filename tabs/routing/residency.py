@@ -11,13 +11,15 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
 from core.routing.record import PassRecord, cell_fields
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import DIMS, setting
 
 SHOWN = ("stock", "routing", "both")
 CLASSES = ("all resident", "all in memory, some loaded ahead", "some read from disk",
            "all read from disk")
+# Presenting: the same classes in a few words, so the legend's two rows fit the canvas.
+SHORT = ("resident", "loaded ahead", "some from disk", "all from disk")
 CMAP = ListedColormap([ROLE["hit"], ROLE["prefetch"], "#F3C19D", ROLE["miss"]])
 
 
@@ -47,14 +49,20 @@ def _panel(ax, name: str, label: str, rec: PassRecord, k: int) -> dict[str, floa
     ax.add_collection(PatchCollection(
         [Rectangle((x - 0.5, y - 0.5), 1, 1) for y, x in zip(ys, xs, strict=True)],
         facecolor="none", edgecolor=ROLE["waste"], hatch="////", lw=0))
-    ax.set_yticks(range(L), [f"{i} {kind.upper()}" for i, kind in enumerate(DIMS.layer_kinds)],
-                  fontsize=7.5)
+    kinds = [f"{i} {kind.upper()}" for i, kind in enumerate(DIMS.layer_kinds)]
+    if is_presenting():  # 8 labels at 14 pt overlap in a short panel: layer 0 and the MLA ones
+        shown = [i for i, kind in enumerate(kinds) if i == 0 or kind.endswith("MLA")]
+        ax.set_yticks(shown, [kinds[i] for i in shown])
+        title = (f"{label}: {100 * rec.hit_rate:.0f}% hit · {int(sub.sum())} substituted, "
+                 f"{int(waste.sum())} wasted")
+    else:
+        ax.set_yticks(range(L), kinds, fontsize=7.5)
+        title = (f"{label}: {100 * rec.hit_rate:.0f}% hit over all {rec.positions} steps · here "
+                 f"{int(sub.sum())} substituted cells, {int(waste.sum())} wasted prefetches")
     ax.set_ylabel("layer")
     ax.grid(False)
     ax.set_xlim(-0.5, T - 0.5)
-    ax.set_title(f"{label}: {100 * rec.hit_rate:.0f}% hit over all {rec.positions} steps · here "
-                 f"{int(sub.sum())} substituted cells, {int(waste.sum())} wasted prefetches",
-                 fontsize=9.5)
+    ax.set_title(title, fontsize=9.5)
     return {f"{name}_hit_rate": rec.hit_rate, f"{name}_substituted_cells": int(sub.sum()),
             f"{name}_wasted_cells": int(waste.sum()),
             f"{name}_all_from_disk_cells": int((cls == 3).sum())}
@@ -65,18 +73,27 @@ def routing_residency(M: int, J: int, method: str, alpha: float, capacity: str) 
     arms = s.arms
     k = s.route.k
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label()}
+    present = is_presenting()
     with lab_figure(6.6) as fig:
         axes = fig.subplots(len(SHOWN), 1, sharex=True)
         for ax, name in zip(axes, SHOWN, strict=True):
-            label = {"both": "routing + prefetch (PILOT)"}.get(name, name)
+            label = {"both": "routing + prefetch" if present else
+                     "routing + prefetch (PILOT)"}.get(name, name)
             metrics |= _panel(ax, name, label, arms[name], k)
         shown = len(arms["stock"].cells[0])
-        axes[-1].set_xlabel(f"the first {shown} of {arms['stock'].positions} scored held-out "
-                            f"bytes (one decode step each), {s.words()}, {s.capacity}-slot "
-                            f"cache")
-        fig.legend(handles=[Patch(color=CMAP(i), label=c) for i, c in enumerate(CLASSES)]
+        if present:  # over all N steps moved here from the panel titles
+            axes[-1].set_xlabel(f"decode step: the first {shown} of {arms['stock'].positions} "
+                                f"scored bytes (hit rates over all {arms['stock'].positions})"
+                                f"\n{s.words()}, {s.capacity}-slot cache")
+        else:
+            axes[-1].set_xlabel(f"the first {shown} of {arms['stock'].positions} scored "
+                                f"held-out bytes (one decode step each), {s.words()}, "
+                                f"{s.capacity}-slot cache")
+        fig.legend(handles=[Patch(color=CMAP(i), label=c)
+                            for i, c in enumerate(SHORT if present else CLASSES)]
                    + [Patch(facecolor="none", edgecolor=ROLE["reference"], label="substituted"),
                       Patch(facecolor="none", edgecolor=ROLE["waste"], hatch="////",
-                            label="prefetch evicted unused")],
+                            label="wasted prefetch" if present else
+                            "prefetch evicted unused")],
                    loc="outside lower center", ncols=3, fontsize=8)
     return FigureResult(fig, metrics)

@@ -36,7 +36,6 @@ CROWDED: dict[str, str] = {
     "prefix_presets": "text off the canvas (request...)",
     "policy_hit_rate_curve": "text off the canvas",
     "policy_trace": "text off the canvas (expert popularity...)",
-    "routing_residency": "text off the canvas (prefetch evicted unused...)",
     "engine_timeline": "text off the canvas (window...)",
     "engine_cp": "text off the canvas",
     "fleet_sim_budgets": "text off the canvas (SLO...)",
