@@ -12,7 +12,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from core.kda.parallel import CPGeometry, cp_crossover, cp_sweep, k3_cp, toy_cp
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.model.common import dims
 from tabs.palette import ROLE
 from tabs.units import fmt_bytes
@@ -49,7 +49,11 @@ def _tokens_axis(axis, lo: float, hi: float, every: int) -> None:
     axis.set_major_formatter(FuncFormatter(label))
 
 
-def _volume(ax, geo: CPGeometry, P: int) -> dict[str, float]:
+# Presenting: the three series in a few words, one legend row under the panels.
+SHORT = ("KDA all-gather", "MLA ring", "KDA scan (P - 1 hops)")
+
+
+def _volume(ax, geo: CPGeometry, P: int, present: bool, first: bool) -> dict[str, float]:
     lo, hi = TOKENS[geo.name]
     T = np.unique(np.geomspace(lo, hi, 49).astype(int))
     sw = cp_sweep(geo, P, tuple(int(t) for t in T))
@@ -66,23 +70,36 @@ def _volume(ax, geo: CPGeometry, P: int) -> dict[str, float]:
     y = float(sw.points[0].kda)
     ax.axvline(x, color=ROLE["annotation"], ls="--", lw=0.9)
     ax.plot([x], [y], "o", color=ROLE["annotation"], ms=6, zorder=4)
-    ax.annotate(f"crossover\nT* = {x:,.0f} tokens", (x, y), xytext=(-8, 12),
-                textcoords="offset points", ha="right", fontsize=8, color=ROLE["annotation"])
+    if present:  # on the side of the dot with room: not into the tick labels or off the plot
+        right = math.log(x / lo) / math.log(hi / lo) < 0.55
+        ax.annotate(f"T* = {x:,.0f}", (x, y), xytext=(6, -6) if right else (-6, 6),
+                    textcoords="offset points", ha="left" if right else "right",
+                    va="top" if right else "bottom", fontsize=8, color=ROLE["annotation"])
+    else:
+        ax.annotate(f"crossover\nT* = {x:,.0f} tokens", (x, y), xytext=(-8, 12),
+                    textcoords="offset points", ha="right", fontsize=8,
+                    color=ROLE["annotation"])
     ax.set_xlim(lo, hi)
-    _tokens_axis(ax.xaxis, lo, hi, every=2)
+    _tokens_axis(ax.xaxis, lo, hi, every=4 if present else 2)
     ylo = min(sw.points[0].kda_scan, mla[0]) / 4
     yhi = max(kda[-1], mla[-1]) * 4
     ax.set_ylim(ylo, yhi)
     _bytes_axis(ax.yaxis, ylo, yhi)
-    ax.set_xlabel("sequence length T (tokens)")
-    ax.set_ylabel("bytes received per rank, per layer")
-    ax.set_title(f"{'Toy model' if geo.name == 'toy' else 'K3'} dims, P = {P}", loc="left")
+    if present:  # one y label for both volume panels, T* named in the x label
+        ax.set_xlabel("tokens T")
+        if first:
+            ax.set_ylabel("bytes per rank, per layer")
+        ax.set_title(f"{'Toy' if geo.name == 'toy' else 'K3'} dims, P = {P}", loc="left")
+    else:
+        ax.set_xlabel("sequence length T (tokens)")
+        ax.set_ylabel("bytes received per rank, per layer")
+        ax.set_title(f"{'Toy model' if geo.name == 'toy' else 'K3'} dims, P = {P}", loc="left")
     return {"crossover": x, "model_crossover": float(sw.model_crossover or 0.0),
             "kda_bytes": float(sw.points[0].kda), "scan_bytes": float(sw.points[0].kda_scan),
             "mla_bytes_per_token": float(geo.mla_bytes_per_token)}
 
 
-def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int) -> dict[str, float]:
+def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int, present: bool) -> dict[str, float]:
     ranks = np.unique(np.geomspace(RANKS[0], RANKS[1], 40).astype(int))
     out = {}
     for geo in geos:
@@ -91,30 +108,43 @@ def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int) -> dict[str, float]:
         here = cp_crossover(geo, P)
         assert here is not None
         ax.plot([P], [here], "o", color=GEO_COLOR[geo.name], ms=7, mec="white", zorder=4)
-        ax.annotate(f"{here:,.0f}", (P, here), xytext=(6, -4), textcoords="offset points",
-                    fontsize=8, va="top")
+        if present:  # lines named at their start; the value on the side of the dot with room
+            ax.annotate(geo.name, (ranks[0], xs[0]), xytext=(3, 12), textcoords="offset points",
+                        fontsize=8, color=GEO_COLOR[geo.name], ha="left", va="bottom")
+        if present and P >= 16:
+            ax.annotate(f"{here:,.0f}", (P, here), xytext=(-6, 6), textcoords="offset points",
+                        fontsize=8, ha="right", va="bottom")
+        else:
+            ax.annotate(f"{here:,.0f}", (P, here), xytext=(6, -4), textcoords="offset points",
+                        fontsize=8, va="top")
         out[geo.name] = here
     ax.axvline(P, color=ROLE["annotation"], ls="--", lw=0.9)
     ax.set_xlim(RANKS[0], RANKS[1])
-    plain_log(ax.xaxis, RANKS[0], RANKS[1], base=2)
+    plain_log(ax.xaxis, RANKS[0], RANKS[1], base=2, every=2 if present else 1)
     lo, hi = 2.0**8, 2.0**22
     ax.set_ylim(lo, hi)
-    _tokens_axis(ax.yaxis, lo, hi, every=2)
+    _tokens_axis(ax.yaxis, lo, hi, every=4 if present else 2)
     ax.set_xlabel("ranks P")
-    ax.set_ylabel("crossover T* (tokens, per layer)")
-    ax.set_title("Crossover vs ranks", loc="left")
-    ax.legend(loc="upper left")
+    if present:  # the lines are named at their start instead of in a legend
+        ax.set_ylabel("T* (tokens)")
+        ax.set_title("Crossover", loc="left")
+    else:
+        ax.set_ylabel("crossover T* (tokens, per layer)")
+        ax.set_title("Crossover vs ranks", loc="left")
+        ax.legend(loc="upper left")
     return out
 
 
 def engine_cp(ranks: int) -> FigureResult:
     toy, k3 = geometries()
+    present = is_presenting()
     with lab_figure(4.6) as fig:
         a, b, c = fig.subplots(1, 3, width_ratios=[1.15, 1.15, 0.8])
-        m_toy = _volume(a, toy, ranks)
-        m_k3 = _volume(b, k3, ranks)
-        _crossovers(c, (toy, k3), ranks)
-        fig.legend(*a.get_legend_handles_labels(), loc="outside lower center", ncol=3)
+        m_toy = _volume(a, toy, ranks, present, first=True)
+        m_k3 = _volume(b, k3, ranks, present, first=False)
+        _crossovers(c, (toy, k3), ranks, present)
+        handles, labels = a.get_legend_handles_labels()
+        fig.legend(handles, SHORT if present else labels, loc="outside lower center", ncol=3)
     metrics: dict[str, float | int] = {"ranks": ranks}
     for name, m in (("toy", m_toy), ("k3", m_k3)):
         metrics |= {f"{name}_{k}": v for k, v in m.items()}

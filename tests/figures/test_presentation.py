@@ -34,8 +34,6 @@ ALLOWLIST: dict[str, str] = {}
 CROWDED: dict[str, str] = {
     "prefix_lookup": "text off the canvas (token position...)",
     "prefix_presets": "text off the canvas (request...)",
-    "engine_timeline": "text off the canvas (window...)",
-    "engine_cp": "text off the canvas",
     "fleet_sim_budgets": "text off the canvas (SLO...)",
 }
 
