@@ -8,7 +8,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from core.prefix import entries as E
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.prefix.common import MAX_LOOKUP_STEPS, REASON_WORDS, runs
 
@@ -56,7 +56,8 @@ def _cached_row(ax, r) -> None:
         if i < held:
             _block(ax, i * P, P, Y_CACHE, ROLE["mla"], f"{i + 1}", alpha=0.3, edge=ROLE["mla"])
         else:
-            _block(ax, i * P, P, Y_CACHE, "white", "evicted", ls="--", edge=ROLE["miss"], fs=8.5)
+            _block(ax, i * P, P, Y_CACHE, "white", "gone" if is_presenting() else "evicted",
+                   ls="--", edge=ROLE["miss"], fs=8.5)
     for b, status in enumerate(c.boundary_status, start=1):
         _group_marker(ax, b * P, Y_CACHE, status)
 
@@ -74,13 +75,14 @@ def _request_row(ax, r, upto: int, words: list[str]) -> int:
             what = "hit" if hit else ("collision" if lk.collision else "miss")
             words.append(f"block {i + 1}'s hash is in the cache: walk on" if hit else
                          f"block {i + 1}: {what}, stage 1 stops after {s1} blocks")
-            if step <= upto:
+            if step <= upto:  # presenting: the step number alone; the legend names the colour
                 _block(ax, i * P, P, Y_REQ, ROLE["hit"] if hit else ROLE["miss"],
-                       f"{step}. {what}", dark=True, fs=9)
+                       f"{step}" if is_presenting() else f"{step}. {what}", dark=True, fs=9)
                 if step == upto:
                     _frame(ax, i * P, P, Y_REQ)
                 continue
-        _block(ax, i * P, P, Y_REQ, ROLE["empty"], "not\nwalked" if i > s1 else "", fs=8)
+        _block(ax, i * P, P, Y_REQ, ROLE["empty"],
+               "not\nwalked" if i > s1 and not is_presenting() else "", fs=8)
     if n > full * P:
         _block(ax, full * P, n - full * P, Y_REQ, "white", "tail", hatch="///", fs=8)
     return step
@@ -116,7 +118,13 @@ def _stage2_row(ax, r, step: int, upto: int, words: list[str]) -> int:
             ax.plot([j * P], [Y_STAGE2], "o", ms=17, mfc="none", mec=ROLE["reference"], mew=2.2,
                     zorder=6)
         word = "resume\nhere ✓" if usable else STATUS_WORD[st]
-        ax.text(j * P, Y_STAGE2 - 0.22, f"{step}. {word}", ha="center", va="top", fontsize=9,
+        label = f"{step}. {word}"
+        if is_presenting():  # boundaries a block apart: the marker's colour is the status
+            label = f"{step}. resume" if usable else f"{step}"
+        right = is_presenting() and usable  # "n. resume" reads leftwards, clear of step n-1
+        ax.text(j * P + (12 if right else 0), Y_STAGE2 - 0.22, label,
+                ha="right" if right else "center", va="top",
+                fontsize=8 if is_presenting() else 9,
                 fontweight="bold" if usable else "normal")
     if b < s1 and step <= upto:
         ax.annotate("", xy=(max(b, 0) * P, Y_STAGE2 + 0.28), xytext=(s1 * P, Y_STAGE2 + 0.28),
@@ -131,16 +139,18 @@ def _stage2_row(ax, r, step: int, upto: int, words: list[str]) -> int:
 
 def _outcome(ax, r) -> None:
     n, reused = r.request_tokens, r.reused_tokens
+    present = is_presenting()  # 8 pt, and more room needed inside the bar
+    fs = 8 if present else 9
     if reused:
         ax.add_patch(Rectangle((0, Y_OUT - H / 2), reused, H, facecolor=ROLE["hit"], lw=0))
         ax.text(reused / 2, Y_OUT, f"reused {reused} tokens", ha="center", va="center",
-                fontsize=9, color="white", fontweight="bold")
+                fontsize=fs, color="white", fontweight="bold")
     ax.add_patch(Rectangle((reused, Y_OUT - H / 2), n - reused, H, facecolor=ROLE["neutral"],
                            lw=0))
-    inside = n - reused >= 150  # room for the label inside the bar
+    inside = n - reused >= (260 if present else 150)  # room for the label inside the bar
     ax.text((reused + n) / 2, Y_OUT if inside else Y_OUT - H / 2 - 0.05,
             f"computed {n - reused} tokens", ha="center", va="center" if inside else "top",
-            fontsize=9, color="white" if inside else "black", fontweight="bold")
+            fontsize=fs, color="white" if inside else "black", fontweight="bold")
 
 
 def _why(r) -> str:
@@ -162,6 +172,7 @@ def prefix_lookup(checkpoint_every: int, preset: str, step: int = MAX_LOOKUP_STE
     r = runs(checkpoint_every)[preset]
     lk, P = r.lookup, r.block_tokens
     words: list[str] = []
+    present = is_presenting()  # short row names and title, fewer ticks, one legend row
     with lab_figure(5.2) as fig:
         ax = fig.subplots()
         _cached_row(ax, r)
@@ -174,33 +185,48 @@ def prefix_lookup(checkpoint_every: int, preset: str, step: int = MAX_LOOKUP_STE
         else:
             shown = f"steps 1-{step} of {total}"
             below = f"Step {step}: {words[step - 1]}.\nThe prefill is decided after step {total}."
-        for y, label in ((Y_CACHE, "in the cache:\nthe earlier prompt"),
-                         (Y_REQ, "stage 1: walk the\nrequest's blocks"),
-                         (Y_STAGE2, "stage 2: back off\nto a ready group"),
-                         (Y_OUT, "the prefill")):
+        rows = (("cache", "stage 1", "stage 2", "prefill") if present else
+                ("in the cache:\nthe earlier prompt", "stage 1: walk the\nrequest's blocks",
+                 "stage 2: back off\nto a ready group", "the prefill"))
+        for y, label in zip((Y_CACHE, Y_REQ, Y_STAGE2, Y_OUT), rows, strict=True):
             ax.text(-14, y, label, ha="right", va="center", fontsize=9, fontweight="bold")
-        ax.text(0, Y_OUT - 0.72, below, ha="left", va="top", fontsize=9, linespacing=1.5)
         xmax = max(r.request_tokens, r.cached_full_blocks * P) + 8
+        why = ax.text(-170 if present else 0, Y_OUT - (0.85 if present else 0.72), below,
+                      ha="left", va="top", fontsize=8 if present else 9,
+                      linespacing=1.3 if present else 1.5)
+        if present:  # full width, wrapped at the canvas edge: it must not narrow the plot
+            why.set_in_layout(False)
         ax.set_xlim(-170, xmax)
-        ax.set_ylim(Y_OUT - 1.25, Y_CACHE + 1.05)
-        ax.set_xticks(range(0, xmax, P))
+        ax.set_ylim(Y_OUT - (2.2 if present else 1.25), Y_CACHE + 1.05)
+        ax.set_xticks(range(0, xmax, 2 * P if present else P))
         ax.set_yticks([])
         ax.grid(False)
         ax.spines["left"].set_visible(False)
-        ax.set_xlabel(f"token position (one block = {P} tokens = one MLA page per MLA layer)")
-        ax.set_title(f"“{preset}”, a group every {checkpoint_every} block(s), {shown}"
-                     + (f": stage 1 matched {lk.stage1_blocks} blocks, stage 2 resumes at block "
-                        f"{lk.boundary_blocks}" if done else ""), fontsize=10, pad=26)
-        ax.legend(handles=[
+        if present:  # the matched and resumed blocks are in the words below the rows
+            ax.set_xlabel(f"token position (one block = {P} tokens)")
+            ax.set_title(f"“{preset}”, k = {checkpoint_every}, {shown}", fontsize=10, pad=26)
+        else:
+            ax.set_xlabel(f"token position (one block = {P} tokens = one MLA page per MLA "
+                          f"layer)")
+            ax.set_title(f"“{preset}”, a group every {checkpoint_every} block(s), {shown}"
+                         + (f": stage 1 matched {lk.stage1_blocks} blocks, stage 2 resumes at "
+                            f"block {lk.boundary_blocks}" if done else ""), fontsize=10, pad=26)
+        handles = [
             Line2D([], [], marker="s", ls="", mfc=ROLE["kda"], mec=ROLE["kda"],
-                   label="complete, ready group"),
+                   label="ready group" if present else "complete, ready group"),
             Line2D([], [], marker="D", ls="", mfc=ROLE["rejected"], mec=ROLE["rejected"],
-                   label="partial group"),
+                   label="partial" if present else "partial group"),
             Line2D([], [], marker="X", ls="", mfc=ROLE["miss"], mec=ROLE["miss"],
-                   label="evicted group"),
-            Patch(facecolor=ROLE["mla"], alpha=0.3, edgecolor=ROLE["mla"], label="cached block"),
-        ], loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=4, fontsize=9,
-            borderaxespad=0.2)
+                   label="evicted" if present else "evicted group"),
+            Patch(facecolor=ROLE["mla"], alpha=0.3, edgecolor=ROLE["mla"],
+                  label="cached" if present else "cached block"),
+        ]
+        if present:
+            handles += [Patch(color=ROLE["hit"], label="hit"),
+                        Patch(color=ROLE["miss"], label="miss")]
+        ax.legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+                  ncols=len(handles), fontsize=8 if present else 9, borderaxespad=0.2,
+                  handlelength=1.2 if present else None, columnspacing=1.0 if present else None)
         ax.tick_params(labelsize=9)
     metrics = {
         "preset": preset,
