@@ -14,17 +14,20 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# Two events at a time unless an event says otherwise (figures and Serve runs set their own).
+# Set here rather than by demo.queue(default_concurrency_limit=2): queue() rebuilds the whole
+# FastAPI app a second time (~0.25 s of startup with the lab's ~400 events).
+os.environ.setdefault("GRADIO_DEFAULT_CONCURRENCY_LIMIT", "2")
 
 import gradio as gr  # noqa: E402
 import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from tabs.body_limit import MAX_BODY_BYTES, BodyLimit  # noqa: E402
-from tabs.figure import freeze_heap, render_png  # noqa: E402
+from tabs.figure import render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
 from tabs.spec import render  # noqa: E402
-from tabs.sheet import render_svg, write_sheet  # noqa: E402
 from tabs.shell import wire_page_load  # noqa: E402
 from tabs.ui import build_tab  # noqa: E402
 from tabs.warm import warm_in_background  # noqa: E402
@@ -60,8 +63,7 @@ def build_app() -> gr.Blocks:
                     built.append(build_tab(tab))
                 items.append(item)
         wire_page_load(demo, tabs, note, built, items, toggle)
-    freeze_heap()
-    return demo.queue(default_concurrency_limit=2)
+    return demo
 
 
 def launch_kwargs() -> dict:
@@ -144,6 +146,8 @@ def export(out_dir: Path, only: str | None = None, sheet: bool = False) -> list[
             raise SystemExit(f"--only: unknown tab or figure {sorted(wanted - known) or only!r}; "
                              f"known: {', '.join(sorted(known))}")
         chosen = [(t, f) for t, f in chosen if t.id in wanted or f.name in wanted]
+    from tabs.sheet import render_svg, write_sheet  # only the export needs matplotlib's compare
+
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for tab, fig in chosen:

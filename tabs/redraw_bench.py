@@ -84,14 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     for tab, fig in chosen:
         for label, values in _cases(tab, fig):
             try:
-                first = _ms(lambda v=values: render(fig, tab, v))
+                first = _ms(lambda v=values, f=fig, t=tab: render(f, t, v))
             except ParamError as e:  # a combination the tab rejects (e.g. linked maxima)
                 print(f"{fig.name:28} {label[:34]:34} rejected: {e}")
                 continue
             times, refs = [], []
             for _ in range(args.repeat):  # paired: reference, then the figure
                 refs.append(_ms(reference_figure))
-                times.append(_ms(lambda v=values: render(fig, tab, v)))
+                times.append(_ms(lambda v=values, f=fig, t=tab: render(f, t, v)))
             p95 = _p(times, 0.95)
             ratio = p95 / _p(refs, 0.95)
             worst = max(worst, ratio)

@@ -2,11 +2,12 @@
 draw that tab's figures; show a note when part of the link could not be honoured; the
 presentation-mode toggle (per browser session: tabs/present.py) redraws the open tab."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: Gradio evaluates every event handler's type
+# hints when the app is built, and string annotations made that ~0.1 s of startup.
 
 import gradio as gr
 
-from tabs import present
+from tabs import opening, present
 from tabs.share import parse_query
 from tabs.spec import run_params
 from tabs.ui import BuiltTab
@@ -26,7 +27,7 @@ def _opener(tab_id: str):
 def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: list[BuiltTab],
                    items: list[gr.Tab], toggle: gr.Checkbox) -> None:
     opened = gr.State(built[0].tab.id)  # the open tab, which the toggle redraws
-    shown = gr.State("")  # the tab the page load draws ("": its select event draws it)
+    shown = gr.State("")  # the tab the page load draws (tabs/opening.py)
     controls = [comp for b in built for comp in b.comps.values()]
     outputs = [x for b in built for f in b.tab.figures for x in b.outputs[f.name]]
     texts = [b.run_text for b in built if b.run_text is not None]
@@ -39,13 +40,12 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
         r = parse_query(query)
         present.set_mode(request, r.present)
         linked = "tab" in query  # else leave the page alone: a click may already be on its way
-        # Selecting another tab fires its select event, which draws it (tabs/ui.py): the load
-        # then draws nothing, or every figure of that tab would be drawn twice.
-        selects = linked and r.tab.id != built[0].tab.id
+        shown = r.tab.id if linked else built[0].tab.id
+        opening.load_will_draw(request, shown)  # its select event, if it fires, draws nothing
         out: list[object] = [gr.Tabs(selected=r.tab.id) if linked else gr.skip(),
                              gr.update(value="This link could not be followed exactly:\n"
                                        + "\n".join(f"- {n}" for n in r.notes),
-                                       visible=bool(r.notes)), "" if selects else r.tab.id,
+                                       visible=bool(r.notes)), shown,
                              r.present if r.present else gr.skip()]
         for b in built:
             out += (control_updates(b.tab, r.values, only=set(query)) if b.tab is r.tab
@@ -69,6 +69,7 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
                 run = b.tab.run
                 out.append(run.text(run.final(**run_params(b.tab, per_tab[b.tab.id])))
                            if b.tab.id == tab_id else gr.skip())
+        opening.load_drew(request)
         return out
 
     def record(on: bool, request: gr.Request) -> None:

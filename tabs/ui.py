@@ -1,6 +1,7 @@
 """Builds one tab's Gradio layout from its TabSpec; tabs/ui_wire.py wires its events."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: Gradio evaluates every event handler's type
+# hints when the app is built, and string annotations made that ~0.1 s of startup.
 
 from dataclasses import dataclass
 
@@ -8,6 +9,7 @@ import gradio as gr
 from gradio.context import get_render_context
 
 from core.errors import ParamError
+from tabs import opening
 from tabs.controls import Check, Control, Slider, Text
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.metrics import to_markdown
@@ -96,7 +98,9 @@ def _build_run(run: RunSpec, tab: TabSpec, comps: dict, outputs: dict, text: gr.
 
 
 def _open_run_text(run: RunSpec, tab: TabSpec):
-    def handle(*values: object) -> str:
+    def handle(request: gr.Request | None, *values: object) -> str:
+        if opening.select_skips(request, tab.id):  # the page load is drawing this tab
+            return gr.skip()
         try:
             return run.text(run.final(**run_params(tab, dict(zip(run.params, values,
                                                                   strict=True)))))

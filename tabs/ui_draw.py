@@ -2,7 +2,8 @@
 page handler (an error drawn in its own place, a figure left stale says so), every figure of a
 tab at once, and the control updates that set a tab's values."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: Gradio evaluates every event handler's type
+# hints when the app is built, and string annotations made that ~0.1 s of startup.
 
 import base64
 import logging
@@ -100,6 +101,31 @@ def _drawer(fig: FigureSpec, tab: TabSpec):
 
     handle.__name__ = f"{fig.name}_page"
     return handle
+
+
+def _drawers(figs: tuple[FigureSpec, ...], tab: TabSpec):
+    """Several figures' page handler, one event: (request, *values of `union_params(figs)`)
+    yields (plot, table, title) per figure, each figure's as soon as it is drawn and
+    gr.skip() for the others, so the page fills in figure by figure. One event instead of one
+    per figure keeps the app's event count (and its build time) down; the figures draw one
+    after another, as they would anyway under the draw lock."""
+    names = union_params(figs)
+    one = [_drawer(f, tab) for f in figs]
+
+    def handle(request: gr.Request | None, *values: object):
+        by_name = dict(zip(names, values, strict=True))
+        for i, (fig, draw) in enumerate(zip(figs, one, strict=True)):
+            out: list[object] = [gr.skip()] * (3 * len(figs))
+            out[3 * i: 3 * i + 3] = draw(request, *[by_name[p] for p in fig.params])
+            yield out
+
+    handle.__name__ = "_".join(f.name for f in figs[:1]) + f"_and_{len(figs) - 1}_more_page"
+    return handle
+
+
+def union_params(figs: tuple[FigureSpec, ...]) -> tuple[str, ...]:
+    """Every parameter of figs, once each, in first-seen order."""
+    return tuple(dict.fromkeys(p for f in figs for p in f.params))
 
 
 def draw_all(tab: TabSpec, values: dict[str, object],

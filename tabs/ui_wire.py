@@ -11,13 +11,15 @@ HTTP) are separate events with no trigger on the page: they still reject a bad v
 error naming the parameter.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: Gradio evaluates every event handler's type
+# hints when the app is built, and string annotations made that ~0.1 s of startup.
 
 import gradio as gr
 
+from tabs import opening
 from tabs.controls import Slider
 from tabs.spec import TabSpec
-from tabs.ui_draw import _drawer, _handler
+from tabs.ui_draw import _drawer, _drawers, _handler, union_params
 
 OPTIONS = dict(
     trigger_mode="always_last",
@@ -27,18 +29,39 @@ OPTIONS = dict(
     preprocess=False,  # raw values: our validation names the parameter and its range
 )
 PRIVATE = dict(api_visibility="private", **OPTIONS)
+LIVE = {**PRIVATE, "concurrency_limit": 1, "concurrency_id": "live"}
 
 
 def wire_figures(tab: TabSpec, comps: dict, outputs: dict, on_open: list) -> None:
-    """Each figure's API endpoint (plot, table; no page trigger) and its draw on tab open."""
+    """Each figure's API endpoint (plot, table; no page trigger) and the tab's draw on open
+    (one event filling in figure by figure)."""
     for fig in tab.figures:
         inputs = [comps[p] for p in fig.params]
         plot, table, _ = outputs[fig.name]
         gr.on([], _handler(fig, tab), inputs=inputs, outputs=[plot, table], api_name=fig.name,
               **OPTIONS)
-        if on_open:
-            gr.on(on_open, _drawer(fig, tab), inputs=inputs, outputs=list(outputs[fig.name]),
-                  **PRIVATE)
+    if on_open:
+        _on_figures(on_open, tab.figures, tab, comps, outputs)
+
+
+def _on_figures(triggers: list, figs: tuple, tab: TabSpec, comps: dict, outputs: dict):
+    """One private event drawing figs in order (each shown as soon as it is drawn), unless the
+    page load is drawing this tab for a shared link (tabs/opening.py)."""
+    draw = _drawers(figs, tab) if len(figs) > 1 else _drawer(figs[0], tab)
+    n = 3 * len(figs)
+
+    def opened(request: gr.Request | None, *values: object):
+        if opening.select_skips(request, tab.id):
+            yield [gr.skip()] * n
+            return
+        if len(figs) > 1:
+            yield from draw(request, *values)
+        else:
+            yield list(draw(request, *values))
+
+    opened.__name__ = f"{tab.id}_opened"
+    return gr.on(triggers, opened, inputs=[comps[p] for p in union_params(figs)],
+                 outputs=[x for f in figs for x in outputs[f.name]], **PRIVATE)
 
 
 def _clamp_handler(c: Slider, source: Slider | None, followers: tuple[Slider, ...]):
@@ -79,25 +102,29 @@ def _clamp_step(tab: TabSpec, c: Slider, comps: dict, note: gr.Markdown):
 
 def wire_controls(tab: TabSpec, comps: dict, outputs: dict, note: gr.Markdown,
                   live: tuple | None) -> None:
-    """Per control: clamp (sliders), then the figure it moves most, then the others (and the
-    live panel) once that one is drawn. A run tab's controls redraw nothing by themselves."""
+    """Per control: clamp (sliders), then one event that draws the figure the control moves
+    most and then the others, each shown as soon as it is drawn, then the live panel. A run
+    tab's controls redraw nothing by themselves."""
     for c in tab.controls:
         start = _clamp_step(tab, c, comps, note) if isinstance(c, Slider) else None
         if tab.run is not None:
             continue
         moved = {c.name, *(d.name for d in tab.followers(c.name))}
-        steps = [(_drawer(f, tab), [comps[p] for p in f.params], list(outputs[f.name]),
-                  PRIVATE) for f in tab.redraw_order(c.name)]
-        if live is not None and moved & set(tab.live.params):
-            handler, text = live
-            steps.append((handler, [comps[p] for p in tab.live.params], [text],
-                          {**PRIVATE, "concurrency_limit": 1, "concurrency_id": "live"}))
-        if not steps:
+        figs = tab.redraw_order(c.name)
+        with_live = live is not None and bool(moved & set(tab.live.params))
+        if not figs and not with_live:
             continue
-        (fn, inputs, outs, options), rest = steps[0], steps[1:]
-        if start is not None:
-            first = start.then(fn, inputs=inputs, outputs=outs, **options)
-        else:  # a choice or a check: only a student's own change (presets set values too)
-            first = gr.on([comps[c.name].input], fn, inputs=inputs, outputs=outs, **options)
-        for fn, inputs, outs, options in rest:
-            first.then(fn, inputs=inputs, outputs=outs, **options)
+        events: list[tuple] = []
+        if figs:  # the figure the control moves most first, then the rest, in one event
+            events.append((_drawers(figs, tab) if len(figs) > 1 else _drawer(figs[0], tab),
+                           [comps[p] for p in union_params(figs)],
+                           [x for f in figs for x in outputs[f.name]], PRIVATE))
+        if with_live:
+            handler, text = live
+            events.append((handler, [comps[p] for p in tab.live.params], [text], LIVE))
+        prev = start
+        for fn, inputs, outs, options in events:  # the live panel measures once figures are up
+            if prev is not None:
+                prev = prev.then(fn, inputs=inputs, outputs=outs, **options)
+            else:  # a choice or a check: only a student's own change (presets set values too)
+                prev = gr.on([comps[c.name].input], fn, inputs=inputs, outputs=outs, **options)

@@ -49,9 +49,15 @@ def warm_all() -> dict[str, float]:
 
 
 def warm_in_background(delay_s: float = START_DELAY_S) -> threading.Thread:
+    """Also freezes the heap (tabs.figure.freeze_heap) before and after the warm-up: here
+    rather than while the app is built, where its full collection cost ~0.16 s of startup."""
+    from tabs.figure import freeze_heap
+
     def run() -> None:
         time.sleep(delay_s)
+        freeze_heap()
         took = warm_all()
+        freeze_heap()  # the sweeps just computed live as long as the server
         log.info("warmed: %s", ", ".join(f"{k} {v:.1f} s" for k, v in took.items()))
 
     t = threading.Thread(target=run, name="serving-lab-warm", daemon=True)

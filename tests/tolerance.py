@@ -23,6 +23,9 @@ EXACT = Tolerance("exact (bit for bit)")
 FP64_CHUNKED = Tolerance("float64 chunked vs recurrent", max_abs=FP64_CHUNKED_MAX_ABS)
 FP32_ORACLE = Tolerance("float32 vs fla naive", max_abs=0.0, max_rel=FP32_ORACLE_MAX_REL)
 FP32_DECODE = Tolerance("float32 prefill vs decode", max_abs=FP32_DECODE_MAX_ABS)
+# float32 sums of O(1) values whose order depends on the CPU's kernels (a result computed on one
+# machine, recomputed on another): 1.2171960717 vs 1.2171960481 measured.
+FP32_REORDERED = Tolerance("float32 sums in another CPU's order", max_abs=1e-6)
 
 
 def _as_f64(x: torch.Tensor | np.ndarray) -> np.ndarray:

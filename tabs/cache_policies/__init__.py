@@ -7,7 +7,7 @@ from tabs.cache_policies.hit_rate_curve import policy_hit_rate_curve
 from tabs.cache_policies.model_curve import policy_model_curve
 from tabs.cache_policies.trace import policy_trace
 from tabs.controls import Slider
-from tabs.spec import Preset, FigureSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, TabSpec
 
 PARAMS = ("skew", "persistence", "topk", "n_experts", "tokens", "seed")
 

@@ -8,7 +8,7 @@ from tabs.expert_cache.common import SLOTS
 from tabs.expert_cache.counters import cache_counters
 from tabs.expert_cache.hit_rates import cache_hit_rates, cache_scenarios
 from tabs.expert_cache.slot_map import cache_slot_map
-from tabs.spec import Preset, FigureSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, TabSpec
 
 PARAMS = ("slots", "scenario", "topk", "schedule", "seed")
 STEPPED = (*PARAMS, "token")

@@ -7,7 +7,7 @@ from tabs.fleet_ring.bounded import fleet_ring_bounded, fleet_ring_bounded_trade
 from tabs.fleet_ring.layout import fleet_ring_layout
 from tabs.fleet_ring.removal import fleet_ring_removal
 from tabs.fleet_ring.spread import fleet_ring_spread
-from tabs.spec import Preset, FigureSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, TabSpec
 
 RING = ("vnodes", "clusters", "sessions", "seed")
 BOUNDED = ("vnodes", "clusters", "c", "seed")

@@ -11,7 +11,7 @@ from tabs.fleet_sim.capacity import fleet_sim_capacity
 from tabs.fleet_sim.common import AT_MAX, FAIL_AT, SEED
 from tabs.fleet_sim.load import fleet_sim_load
 from tabs.fleet_sim.timeline import fleet_sim_timeline
-from tabs.spec import Preset, FigureSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, TabSpec
 
 FLEET = ("rate", "fail_at", "router", "seed")
 CURSOR = (*FLEET, "at_s")

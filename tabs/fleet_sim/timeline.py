@@ -7,9 +7,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from core.fleet.failover import failover_windows, windowed_percentile
 from tabs.figure import FigureResult, lab_figure, snap_layout
-from tabs.fleet_sim.common import AT_MAX, CLASS_COLORS, DOWN_S, FAIL_CLUSTER, cursor_words, fleet_run
+from tabs.fleet_sim.common import (
+    AT_MAX,
+    CLASS_COLORS,
+    DOWN_S,
+    FAIL_CLUSTER,
+    cursor_words,
+    fleet_run,
+)
 from tabs.palette import ROLE
 
 WINDOW_S = 2.5

@@ -8,7 +8,7 @@ from tabs.kda_replay.consistency import kda_replay_consistency
 from tabs.kda_replay.cost import kda_replay_cost
 from tabs.kda_replay.principle import kda_replay_principle
 from tabs.kda_replay.rollback import kda_replay_rollback
-from tabs.spec import Preset, FigureSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, TabSpec
 
 TAB = TabSpec(
     id="kda_replay",

@@ -9,7 +9,7 @@ from tabs.model.architecture import model_architecture
 from tabs.model.sample import model_sample
 from tabs.model.training import model_training
 from tabs.model.usage import model_expert_usage
-from tabs.spec import Preset, FigureSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, TabSpec
 
 TAB = TabSpec(
     id="model",

@@ -8,7 +8,7 @@ from tabs.paging.common import MAX_TOKENS
 from tabs.paging.growth import paging_growth
 from tabs.paging.ledger import paging_ledger
 from tabs.paging.pack import paging_pack
-from tabs.spec import Preset, FigureSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, TabSpec
 
 TAB = TabSpec(
     id="paging",

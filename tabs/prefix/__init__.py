@@ -9,7 +9,7 @@ from tabs.prefix.live import prefix_time_saved
 from tabs.prefix.lookup import prefix_lookup
 from tabs.prefix.presets import prefix_presets
 from tabs.prefix.spacing import prefix_spacing
-from tabs.spec import Preset, FigureSpec, LiveSpec, TabSpec
+from tabs.spec import FigureSpec, LiveSpec, Preset, TabSpec
 
 TAB = TabSpec(
     id="prefix",

@@ -9,7 +9,7 @@ from tabs.replay_ring.common import MAX_CAPACITY, MAX_STEPS
 from tabs.replay_ring.equivalence import ring_equivalence
 from tabs.replay_ring.layout import ring_layout
 from tabs.replay_ring.timeline import ring_timeline
-from tabs.spec import Preset, FigureSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, TabSpec
 
 SESSION = ("capacity", "draft_len", "accept_rate", "steps", "seed")
 STEPPED = (*SESSION, "step")

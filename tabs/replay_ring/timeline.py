@@ -6,13 +6,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 
 from core.spec.session import SlotKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from matplotlib.patches import Rectangle
-
 from tabs.replay_ring.common import DIM, KIND_COLOUR, KIND_LABEL, fixed_ticks, session, shown_steps
 
 KINDS = tuple(SlotKind)

@@ -15,7 +15,7 @@ from tabs.routing.meters import routing_meters
 from tabs.routing.predictors import routing_predictors
 from tabs.routing.residency import routing_residency
 from tabs.routing.strip import routing_rank_strip
-from tabs.spec import Preset, FigureSpec, LiveSpec, TabSpec
+from tabs.spec import FigureSpec, LiveSpec, Preset, TabSpec
 
 SETTING = ("M", "J", "method", "alpha", "capacity")
 

@@ -7,12 +7,11 @@ from core.serve.engine import MAX_DRAFT
 from core.serve.live import MAX_NEW, MAX_PROMPT_BYTES
 from tabs.controls import Check, Slider, Text
 from tabs.model.common import dims
-from tabs.serve.common import (PRESET_PROMPT, close_session, final, live, new_session, start,
-                               text)
+from tabs.serve.common import PRESET_PROMPT, close_session, final, live, new_session, start, text
 from tabs.serve.drafts import draw_drafts, serve_drafts
 from tabs.serve.experts import draw_experts, serve_experts
 from tabs.serve.memory import draw_memory, serve_memory
-from tabs.spec import Preset, FigureSpec, RunSpec, TabSpec
+from tabs.spec import FigureSpec, Preset, RunSpec, TabSpec
 
 PARAMS = ("prompt", "n_new", "draft_len", "capacity", "prefix_cache", "routing")
 _d = dims()

@@ -269,10 +269,10 @@ class TestCapacity:
 
     def test_redraws_reuse_one_sweep(self):
         capacity.sweeps()
-        before = capacity.sweeps.cache_info()
+        before = capacity._sweeps.cache_info()
         for rate, router in ((20, "ring"), (75, "cache_aware"), (60, "round_robin")):
             capacity.fleet_sim_capacity(rate, router)
-        after = capacity.sweeps.cache_info()
+        after = capacity._sweeps.cache_info()
         assert after.misses == before.misses and after.hits == before.hits + 3
 
     def test_unsaturated_router_is_nan_not_a_stand_in(self):

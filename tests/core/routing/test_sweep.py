@@ -1,4 +1,5 @@
-"""The shipped sweep (assets/routing) is the engine's: a sample recomputes exactly.
+"""The shipped sweep (assets/routing) is the engine's: a sample recomputes (every decision
+exactly, the float meters within FP32_REORDERED: the sweep was made on another machine).
 
 Pinned: one file per capacity, made on the shipped weights (the fingerprint), covering every
 setting the tab's controls reach; the stored LRU replay equals the stored live stock hits and
@@ -9,6 +10,8 @@ field. Rebuild with `python -m core.routing.sweep` after retraining the model.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 import torch
@@ -29,6 +32,7 @@ from core.routing.sweep import (
     windows,
 )
 from core.routing.warm import warm_up
+from tests.tolerance import FP32_REORDERED
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,18 @@ def test_the_moment_substitutes(shipped, sweeps) -> None:
         assert int(sel.swaps[0]) > 0
 
 
+def _same_record(got, shipped) -> None:
+    """Every decision (hits, swaps, cells, counts) exactly; the float meters (NLL, KL, shifts)
+    within FP32_REORDERED: the shipped sweep was computed on another machine, whose float32
+    sums run in another order."""
+    for f in dataclasses.fields(got):
+        a, b = getattr(got, f.name), getattr(shipped, f.name)
+        if isinstance(a, float):
+            assert abs(a - b) <= FP32_REORDERED.max_abs, (f.name, a, b)
+        else:
+            assert a == b, f.name
+
+
 def test_a_sample_recomputes_exactly(shipped, sweeps, one_thread) -> None:
     d = shipped.dims
     cap = capacities(d)[1]
@@ -77,8 +93,8 @@ def test_a_sample_recomputes_exactly(shipped, sweeps, one_thread) -> None:
     start = warm_up(ASSET_DIR, shipped, cap, warm)
     ref = teacher_forced(shipped, scored)
     route = tab_route(DEFAULT["method"], DEFAULT["M"], DEFAULT["J"], DEFAULT["alpha"], d)
-    assert run_pass(shipped, ASSET_DIR, cap, start, scored, route, ref,
-                    cell_steps=CELL_STEPS).record == sw.routing[route.label()]
+    _same_record(run_pass(shipped, ASSET_DIR, cap, start, scored, route, ref,
+                          cell_steps=CELL_STEPS).record, sw.routing[route.label()])
     prior = tab_route("cache_prior", windows(d)[2], 0, 1.0, d)
-    assert run_pass(shipped, ASSET_DIR, cap, start, scored, prior, ref, predictor=PILOT,
-                    cell_steps=CELL_STEPS).record == sw.both[prior.label()]
+    _same_record(run_pass(shipped, ASSET_DIR, cap, start, scored, prior, ref, predictor=PILOT,
+                          cell_steps=CELL_STEPS).record, sw.both[prior.label()])
