@@ -150,7 +150,7 @@ class TabSpec:
     def redraw_order(self, name: str) -> tuple[FigureSpec, ...]:
         """The figures that moving control `name` (and its followers) redraws, in the order
         they are redrawn: the tab's figure order, which puts first the figure the hero changes
-        most (tests/app/test_wiring.py checks that for the hero)."""
+        most (tests/e2e/test_controls.py checks in chromium that it draws first)."""
         moved = {name, *(f.name for f in self.followers(name))}
         return tuple(f for f in self.figures if moved & set(f.params))
 
