@@ -14,16 +14,14 @@ import threading
 
 import gradio as gr
 
+from tabs.present import session_key
+
 _PENDING: dict[str, str] = {}  # session hash -> the tab the page load is drawing
 _LOCK = threading.Lock()
 
 
-def _key(request: gr.Request | None) -> str | None:
-    return getattr(request, "session_hash", None) if request is not None else None
-
-
 def load_will_draw(request: gr.Request | None, tab_id: str) -> None:
-    key = _key(request)
+    key = session_key(request)
     if key is not None:
         with _LOCK:
             _PENDING[key] = tab_id
@@ -31,13 +29,13 @@ def load_will_draw(request: gr.Request | None, tab_id: str) -> None:
 
 def select_skips(request: gr.Request | None, tab_id: str) -> bool:
     """True while the page load is drawing tab_id: its select event then draws nothing."""
-    key = _key(request)
+    key = session_key(request)
     with _LOCK:
         return key is not None and _PENDING.get(key) == tab_id
 
 
 def load_drew(request: gr.Request | None) -> None:
-    key = _key(request)
+    key = session_key(request)
     if key is not None:
         with _LOCK:
             _PENDING.pop(key, None)

@@ -20,12 +20,13 @@ _ON: set[str] = set()  # session hashes presenting now
 _LOCK = threading.Lock()
 
 
-def _key(request: gr.Request | None) -> str | None:
+def session_key(request: gr.Request | None) -> str | None:
+    """The browser session a page event comes from (None for API calls without one)."""
     return getattr(request, "session_hash", None) if request is not None else None
 
 
 def set_mode(request: gr.Request | None, on: bool) -> None:
-    key = _key(request)
+    key = session_key(request)
     if key is None:
         return
     with _LOCK:
@@ -33,7 +34,7 @@ def set_mode(request: gr.Request | None, on: bool) -> None:
 
 
 def is_on(request: gr.Request | None) -> bool:
-    key = _key(request)
+    key = session_key(request)
     with _LOCK:
         return key is not None and key in _ON
 

@@ -119,7 +119,7 @@ def _drawers(figs: tuple[FigureSpec, ...], tab: TabSpec):
             out[3 * i: 3 * i + 3] = draw(request, *[by_name[p] for p in fig.params])
             yield out
 
-    handle.__name__ = "_".join(f.name for f in figs[:1]) + f"_and_{len(figs) - 1}_more_page"
+    handle.__name__ = f"{figs[0].name}_and_{len(figs) - 1}_more_page"
     return handle
 
 

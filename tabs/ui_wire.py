@@ -19,7 +19,7 @@ import gradio as gr
 from tabs import opening
 from tabs.controls import Slider
 from tabs.spec import TabSpec
-from tabs.ui_draw import _drawer, _drawers, _handler, union_params
+from tabs.ui_draw import _drawers, _handler, union_params
 
 OPTIONS = dict(
     trigger_mode="always_last",
@@ -47,17 +47,13 @@ def wire_figures(tab: TabSpec, comps: dict, outputs: dict, on_open: list) -> Non
 def _on_figures(triggers: list, figs: tuple, tab: TabSpec, comps: dict, outputs: dict):
     """One private event drawing figs in order (each shown as soon as it is drawn), unless the
     page load is drawing this tab for a shared link (tabs/opening.py)."""
-    draw = _drawers(figs, tab) if len(figs) > 1 else _drawer(figs[0], tab)
-    n = 3 * len(figs)
+    draw = _drawers(figs, tab)
 
     def opened(request: gr.Request | None, *values: object):
         if opening.select_skips(request, tab.id):
-            yield [gr.skip()] * n
+            yield [gr.skip()] * (3 * len(figs))
             return
-        if len(figs) > 1:
-            yield from draw(request, *values)
-        else:
-            yield list(draw(request, *values))
+        yield from draw(request, *values)
 
     opened.__name__ = f"{tab.id}_opened"
     return gr.on(triggers, opened, inputs=[comps[p] for p in union_params(figs)],
@@ -112,12 +108,9 @@ def wire_controls(tab: TabSpec, comps: dict, outputs: dict, note: gr.Markdown,
         moved = {c.name, *(d.name for d in tab.followers(c.name))}
         figs = tab.redraw_order(c.name)
         with_live = live is not None and bool(moved & set(tab.live.params))
-        if not figs and not with_live:
-            continue
         events: list[tuple] = []
         if figs:  # the figure the control moves most first, then the rest, in one event
-            events.append((_drawers(figs, tab) if len(figs) > 1 else _drawer(figs[0], tab),
-                           [comps[p] for p in union_params(figs)],
+            events.append((_drawers(figs, tab), [comps[p] for p in union_params(figs)],
                            [x for f in figs for x in outputs[f.name]], PRIVATE))
         if with_live:
             handler, text = live
