@@ -16,6 +16,11 @@ from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.model.common import DOMAINS, dims, trace
 from tabs.palette import ROLE
 
+# Normal mode's axes (left, bottom, width, height as figure fractions): the heat map with its
+# domain labels, its colour bar and label, then the information bars with theirs.
+BOXES = {"heat": (0.071, 0.114, 0.473, 0.778), "colorbar": (0.568, 0.153, 0.0137, 0.700),
+         "bars": (0.700, 0.114, 0.296, 0.778)}
+
 
 @functools.cache
 def information() -> Specialisation:
@@ -25,11 +30,10 @@ def information() -> Specialisation:
 def _bars(ax, s: Specialisation, layer: int, d, present: bool) -> None:
     x = np.arange(d.n_layers)
     w = 0.38
-    for i, kind in enumerate(d.layer_kinds):
-        colour = ROLE["mla"] if kind == "mla" else ROLE["kda"]
-        edge = ROLE["reference"] if i == layer else colour
-        ax.bar(i - w / 2, s.pick[i], w, color=colour, alpha=0.35, edgecolor=edge)
-        ax.bar(i + w / 2, s.top_set[i], w, color=colour, alpha=0.9, edgecolor=edge)
+    colours = [ROLE["mla"] if kind == "mla" else ROLE["kda"] for kind in d.layer_kinds]
+    edges = [ROLE["reference"] if i == layer else c for i, c in enumerate(colours)]
+    ax.bar(x - w / 2, s.pick, w, color=colours, alpha=0.35, edgecolor=edges)  # one call a
+    ax.bar(x + w / 2, s.top_set, w, color=colours, alpha=0.9, edgecolor=edges)  # series
     for off, null in ((-w / 2, s.pick_shuffled), (w / 2, s.top_set_shuffled)):
         ax.hlines(null, x + off - w / 2, x + off + w / 2, color=ROLE["reference"], lw=1.6)
     ax.axhline(s.entropy, ls="--", color=ROLE["annotation"], lw=0.8)
@@ -60,7 +64,13 @@ def model_expert_usage(layer: int) -> FigureResult:
     top = usage.argmax(1)
     present = is_presenting()
     with lab_figure(3.9) as fig:
-        heat, bars = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.0, 1.25]})
+        if present:  # projector text: constrained layout finds the room
+            heat, bars = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.0, 1.25]})
+            cbar = {"ax": heat, "shrink": 0.9}
+        else:  # fixed margins (what constrained layout found): it cost ~100 ms a redraw
+            fig.set_layout_engine("none")
+            heat, bars = fig.add_axes(BOXES["heat"]), fig.add_axes(BOXES["bars"])
+            cbar = {"cax": fig.add_axes(BOXES["colorbar"], label="<colorbar>")}
         uniform = 100 / d.n_experts
         vmax = max(float(usage.max()) * 100, 2 * uniform)
         im = heat.imshow(usage * 100, aspect="auto", cmap="Greens", vmin=0, vmax=vmax)
@@ -75,7 +85,7 @@ def model_expert_usage(layer: int) -> FigureResult:
             heat.set_yticks(range(len(DOMAINS)), DOMAINS)
             heat.set_xlabel("routed expert id")
             heat.set_title(f"Layer {layer} ({kind}): % of picks", fontsize=10)
-            fig.colorbar(im, ax=heat, label=f"% (uniform {uniform:.2f}%)", shrink=0.9)
+            fig.colorbar(im, label=f"% (uniform {uniform:.2f}%)", **cbar)
         else:
             heat.set_xticks(range(d.n_experts))
             heat.set_yticks(range(len(DOMAINS)),
@@ -84,8 +94,7 @@ def model_expert_usage(layer: int) -> FigureResult:
                             f"prefill in independent {RECORD_WINDOW}-byte windows)")
             heat.set_title(f"Layer {layer} ({kind}): % of each domain's top-{d.top_k} picks "
                            "per expert (top one labelled)", fontsize=10)
-            fig.colorbar(im, ax=heat, label=f"% of the domain's picks (uniform {uniform:.2f}%)",
-                         shrink=0.9)
+            fig.colorbar(im, label=f"% of the domain's picks (uniform {uniform:.2f}%)", **cbar)
         _bars(bars, s, layer, d, present)
     metrics: dict[str, float | int | str] = {"layer": layer, "tokens": int(len(t.tokens)),
                                              "domain_runs": s.runs,
