@@ -13,6 +13,10 @@ from tabs.model.common import dims
 from tabs.palette import ROLE
 
 MB = 1e6
+# Normal mode's fixed margins (figure fractions): room for the component names on the left and
+# the serving quantities between the two lower panels.
+GRID = {"left": 0.1352, "right": 0.9958, "top": 0.9489, "bottom": 0.0969, "wspace": 0.5127,
+        "hspace": 0.1518}
 
 
 def _short(name: str) -> str:
@@ -49,8 +53,11 @@ def model_architecture(layer: int) -> FigureResult:
     serving = serving_bytes(d)
     present = is_presenting()
     with lab_figure(4.6) as fig:
-        grid = fig.add_gridspec(2, 2, height_ratios=[0.7 if present else 1, 2.2],
-                                width_ratios=[1.15 if present else 1, 1])
+        if present:  # projector text: constrained layout finds the room
+            grid = fig.add_gridspec(2, 2, height_ratios=[0.7, 2.2], width_ratios=[1.15, 1])
+        else:  # fixed margins (what constrained layout found): it cost ~100 ms a redraw
+            fig.set_layout_engine("none")
+            grid = fig.add_gridspec(2, 2, height_ratios=[1, 2.2], **GRID)
         _strip(fig.add_subplot(grid[0, :]), kinds, layer, d, present)
         params, serve = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
         names = list(comps)
