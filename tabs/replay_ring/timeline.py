@@ -3,10 +3,17 @@ pushes, pops and overwrites over the same verify steps."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+from matplotlib.collections import PathCollection, PolyCollection
 from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.path import Path
+from matplotlib.textpath import TextPath
+from matplotlib.transforms import Affine2D
 
 from core.spec.session import SlotKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
@@ -17,6 +24,47 @@ KINDS = tuple(SlotKind)
 TEXT_MAX_STEPS, TEXT_MAX_SLOTS = 24, 16
 SHORT_LABEL = {**KIND_LABEL, SlotKind.ACCEPTED: "pushed, committed",
                SlotKind.ROLLED_BACK: "pushed, rejected"}
+CELL_PT = 9  # the cell numbers' and flush counts' size in points
+# NOTE: at most ~MAX_LABELS labelled ticks an axis: every step up to 12 steps, then every 2nd
+# (1, 3, 5, ...) or 4th step; every slot up to 16 slots, then every 4th. The tick labels of
+# both panels were the largest cost left after the cell numbers (issue 14).
+MAX_LABELS = 12
+COUNT_LIFT_PT = 4.0  # a flush count's baseline above the axes: 2 pt clear of it, as a text's
+# bottom (descent included) 2 pt above it was
+
+
+@lru_cache(maxsize=1024)
+def _number_outline(n: int, bold: bool = False) -> Path:
+    """The glyph outlines of str(n) at CELL_PT in points: centred on (0, 0), or for a bold one
+    (a flush count) centred on x = 0 with its baseline COUNT_LIFT_PT above y = 0."""
+    path = TextPath((0, 0), str(n), size=CELL_PT,
+                    prop=FontProperties(weight="bold" if bold else "normal"))
+    box = path.get_extents()
+    dy = COUNT_LIFT_PT if bold else -(box.y0 + box.y1) / 2
+    return path.transformed(Affine2D().translate(-(box.x0 + box.x1) / 2, dy))
+
+
+def _numbers(ax, xy: list[tuple[float, float]], values: list[int], *, bold: bool = False,
+             transform=None, clip_on: bool = True, **kw) -> None:
+    """Write the integers `values` at xy (in `transform`, by default data coordinates).
+
+    NOTE: one PathCollection of glyph outlines, not a Text per number: up to ~180 cell numbers
+    (small ring, long drafts) and the flush counts were most of this figure's layout and draw
+    time (issue 14)."""
+    if not values:
+        return
+    numbers = PathCollection([_number_outline(v, bold) for v in values], offsets=xy,
+                             offset_transform=transform or ax.transData,
+                             transform=Affine2D().scale(1 / 72) + ax.get_figure().dpi_scale_trans,
+                             edgecolors="none", linewidths=0, zorder=3, **kw)
+    numbers.set_in_layout(False)  # in the cells or the title's pad: no room to make
+    ax.add_collection(numbers, autolim=False)
+    numbers.set_clip_on(clip_on)
+
+
+def _stride(n: int) -> int:
+    """Label every 1st, 2nd or 4th of n positions: at most MAX_LABELS of them (n <= 48)."""
+    return 1 if n <= MAX_LABELS else 2 if n <= 2 * MAX_LABELS else 4
 
 
 def _veil(ax, k: int, n: int) -> None:
@@ -39,22 +87,25 @@ def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
     ax.set_xlim(0.5, p.steps + 0.5)
     ax.set_ylim(p.capacity - 0.5, -0.5)  # slot 0 on top
     if p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS and not present:
-        for col, r in enumerate(recs[:k], start=1):
-            for slot, (kind, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True)):
-                if kind in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK):
-                    ax.text(col, slot, str(tok), ha="center", va="center", fontsize=9,
-                            color="white")
+        cells = [(col, slot, int(tok)) for col, r in enumerate(recs[:k], start=1)
+                 for slot, (kind, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True))
+                 if kind in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK)]
+        _numbers(ax, [(c, s) for c, s, _ in cells], [t for _, _, t in cells],
+                 facecolors="white")
     ax.plot(np.arange(1, k + 1) - 0.36, [r.start for r in recs[:k]], ">", ms=4,
             color=ROLE["annotation"], lw=0)
     gap, last = (1 if p.steps <= TEXT_MAX_STEPS else 2), -99
+    flushes = [col - 0.5 for col, r in enumerate(recs[:k], start=1) if r.flushed]
+    if flushes:  # one collection: each axvline re-ran the autoscale over every artist drawn
+        ax.vlines(flushes, 0, 1, transform=ax.get_xaxis_transform(), color=ROLE["annotation"],
+                  lw=1.8)
+    counts: list[tuple[float, int]] = []  # (x, entries folded), bold just above the axes
     for col, r in enumerate(recs[:k], start=1):
-        if r.flushed:
-            ax.axvline(col - 0.5, color=ROLE["annotation"], lw=1.8)
-            if col - last >= gap:  # keep the counts legible when flushes are dense
-                ax.annotate(str(r.flushed), (col - 0.5, 1.0), xycoords=("data", "axes fraction"),
-                            xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
-                            fontsize=9, fontweight="bold")
-                last = col
+        if r.flushed and col - last >= gap:  # keep the counts legible when flushes are dense
+            counts.append((col - 0.5, r.flushed))
+            last = col
+    _numbers(ax, [(x, 1.0) for x, _ in counts], [n for _, n in counts], bold=True,
+             transform=ax.get_xaxis_transform(), facecolors="black", clip_on=False)
     ax.set_ylabel("physical slot")
     if present:  # projector: fewer ticks, no cell numbers, the x axis shared with the panel below
         fixed_ticks(ax.xaxis, 1, p.steps, nbins=5, integer=True)
@@ -62,8 +113,8 @@ def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
         ax.tick_params(labelbottom=False)
     else:
         ax.set_xlabel("verify step")
-        ax.set_xticks(np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2))
-        ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 2))
+        ax.set_xticks(np.arange(1, p.steps + 1, _stride(p.steps)))
+        ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 4))
     _veil(ax, k, p.steps)
     title = (f"Raw-input ring, L = {p.capacity}, {words}: γ + 1 = {p.window} pushes a step"
              if present else
@@ -85,6 +136,17 @@ def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
     return handles
 
 
+def _bars(ax, x: np.ndarray, h: np.ndarray, width: float = 0.7, **kw) -> None:
+    """Bars of height h at x (zero heights skipped) as one collection: ax.bar made a Rectangle
+    artist per bar, ~60 a figure, each laid out and drawn on its own (issue 14)."""
+    half = width / 2
+    verts = [[(xi - half, 0), (xi - half, hi), (xi + half, hi), (xi + half, 0)]
+             for xi, hi in zip(x.tolist(), h.tolist(), strict=True) if hi]
+    kw.setdefault("edgecolor", "none")
+    kw.setdefault("linewidths", 0)
+    ax.add_collection(PolyCollection(verts, **kw), autolim=False)
+
+
 def _snapshots(ax, s, k: int, present: bool) -> tuple[list, list[str]]:
     """Draw the snapshot ring; returns its legend entries (a legend drawn only in normal mode)."""
     p, recs = s.params, s.steps
@@ -92,12 +154,12 @@ def _snapshots(ax, s, k: int, present: bool) -> tuple[list, list[str]]:
     push = np.array([r.snap_pushes for r in recs])
     over = np.array([r.snap_overwrites for r in recs])
     pops = np.array([r.snap_pops for r in recs])
-    ax.bar(x, push, 0.7, color=ROLE["snapshot"], alpha=0.45,
-           label="pushes" if present else "pushes (one state each)")
-    ax.bar(x, over, 0.7, color=ROLE["waste"], hatch="///", edgecolor="white",
-           label="…overwrote unpopped" if present else "…that overwrote an unpopped snapshot")
-    ax.bar(x, -pops, 0.7, color=ROLE["neutral"], label="pops" if present
-           else "pops (oldest first)")
+    _bars(ax, x, push, facecolor=ROLE["snapshot"], alpha=0.45,
+          label="pushes" if present else "pushes (one state each)")
+    _bars(ax, x, over, facecolor=ROLE["waste"], hatch="///", edgecolor="white", linewidths=1,
+          label="…overwrote unpopped" if present else "…that overwrote an unpopped snapshot")
+    _bars(ax, x, -pops, facecolor=ROLE["neutral"], label="pops" if present
+          else "pops (oldest first)")
     ax.step(x, [r.snap_held for r in recs], where="mid", color=ROLE["snapshot"],
             label="held" if present else "snapshots held after the step")
     ax.axhline(p.capacity, color=ROLE["snapshot"], ls="--", lw=0.9,
@@ -110,7 +172,7 @@ def _snapshots(ax, s, k: int, present: bool) -> tuple[list, list[str]]:
     if present:
         fixed_ticks(ax.xaxis, 1, p.steps, nbins=5, integer=True)
     else:
-        ax.set_xticks(np.arange(1, p.steps + 1, 1 if p.steps <= 24 else 2))
+        ax.set_xticks(np.arange(1, p.steps + 1, _stride(p.steps)))
     ax.set_xlabel("verify step")
     ax.set_ylabel("snapshots" if present else "snapshots (pops < 0)")
     ax.set_title(f"Snapshot ring: {p.window} full-state pushes a step, FIFO overwrite" if present
