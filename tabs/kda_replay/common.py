@@ -6,14 +6,17 @@ and gate, bf16 k, v, beta and short-conv rows), q not stored, a short conv of K3
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from core.dims import K3, KDADims
 from core.spec import LayerBytes, layer_bytes
+from core.spec.checks import ConvCheck, ReplayCheck, check_conv, check_replay
 from tabs.controls import Slider
 
-__all__ = ["CONVENTION", "DRAFTS", "DRAFT_LEN", "K3", "k3_bytes", "k3_label", "toy_bytes",
-           "toy_label"]
+__all__ = ["CONVENTION", "DRAFTS", "DRAFT_LEN", "K3", "conv_check", "k3_bytes", "k3_label",
+           "replay_check", "toy_bytes", "toy_label"]
 
 DRAFT_LEN = Slider(
     "draft_len",
@@ -44,3 +47,17 @@ def k3_label() -> str:
 
 def toy_label(heads: int, dk: int, dv: int) -> str:
     return f"toy (H={heads}, {dk}×{dv})"
+
+
+# The consistency figure's checks, cached per parameter set (both are pure: seeded inputs, no
+# state kept): a slider revisiting a value redraws without re-running the recurrences (issue 14).
+@lru_cache(maxsize=16)
+def replay_check(draft_len: int, accepted: int, heads: int, dk: int, dv: int, dtype: str
+                 ) -> ReplayCheck:
+    """Read-only: figures must never mutate the tensors of a cached check."""
+    return check_replay(draft_len, accepted, heads, dk, dv, dtype)
+
+
+@lru_cache(maxsize=64)
+def conv_check(draft_len: int, accepted: int) -> ConvCheck:
+    return check_conv(draft_len, accepted)
