@@ -125,6 +125,11 @@ class Check:
 Control = Slider | Choice | Text | Check
 
 
+def elem_id(tab_id: str, name: str) -> str:
+    """The page element id of a tab's control (the browser's clamp step finds followers by it)."""
+    return f"{tab_id}-{name}"
+
+
 def _num(x: float) -> str:
     """A number as a student typed it: 8, not 8.0; 0.35, not 0.35000000000000003."""
     return f"{x:.10g}"

@@ -10,7 +10,7 @@ from gradio.context import get_render_context
 
 from core.errors import ParamError
 from tabs import opening
-from tabs.controls import Check, Control, Slider, Text
+from tabs.controls import Check, Control, Slider, Text, elem_id
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.metrics import to_markdown
 from tabs.present import drawing
@@ -22,7 +22,7 @@ __all__ = ["BuiltTab", "_handler", "build_tab", "draw_all", "plot_data"]
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
-    common = dict(label=c.label, info=c.info or None, elem_id=f"{tab.id}-{c.name}",
+    common = dict(label=c.label, info=c.info or None, elem_id=elem_id(tab.id, c.name),
                   elem_classes=["hero"] if c is tab.hero else None)
     if isinstance(c, Text):
         return gr.Textbox(value=c.value, lines=4, max_length=c.max_bytes, **common)

@@ -2,13 +2,13 @@
 control does.
 
 Moving a slider (release: a drag let go, the arrow keys or Enter in its box, see app.py
-PAGE_JS) first runs an unqueued clamp step: a typed value outside the slider's range (or its
-linked maximum) is set to the nearest allowed value, visibly, with a note saying so, and the
-sliders that follow it move with it. Only then do the figures redraw, all from the values now
-on the page, so no figure can be drawn for a value another one refused. The figure the control
-moves most draws first; the rest follow it. Figure endpoints for the API (gradio_client, raw
-HTTP) are separate events with no trigger on the page: they still reject a bad value with an
-error naming the parameter.
+PAGE_JS) first runs the clamp step, in the browser (tabs/clamp.py): a typed value outside the
+slider's range (or its linked maximum) is set to the nearest allowed value, visibly, with a
+note saying so, and the sliders that follow it move with it. Only then do the figures redraw,
+all from the values now on the page, so no figure can be drawn for a value another one
+refused. The figure the control moves most draws first; the rest follow it. Figure endpoints
+for the API (gradio_client, raw HTTP) are separate events with no trigger on the page: they
+still reject a bad value with an error naming the parameter.
 """
 
 # No `from __future__ import annotations` here: Gradio evaluates every event handler's type
@@ -17,7 +17,8 @@ error naming the parameter.
 import gradio as gr
 
 from tabs import opening
-from tabs.controls import Slider
+from tabs.clamp import clamp_js
+from tabs.controls import Slider, elem_id
 from tabs.spec import TabSpec
 from tabs.ui_draw import _drawers, _handler, union_params
 
@@ -60,39 +61,16 @@ def _on_figures(triggers: list, figs: tuple, tab: TabSpec, comps: dict, outputs:
                  outputs=[x for f in figs for x in outputs[f.name]], **PRIVATE)
 
 
-def _clamp_handler(c: Slider, source: Slider | None, followers: tuple[Slider, ...]):
-    """(raw value, [source value], *followers' values, [this slider's previous value]) -> this
-    slider, its followers, note[, its value for next time]. A follower at its maximum stays at
-    its maximum when that maximum grows (a step slider showing the whole run keeps doing so)."""
-    def handle(raw: object, *rest: object) -> list[object]:
-        top = None
-        if source is not None:
-            top = c.max_given(source.clamp(rest[0])[0])
-            rest = rest[1:]
-        prev = rest[-1] if followers else None
-        value, note = c.clamp(raw, top)
-        out: list[object] = [gr.update(value=value)]
-        for d, cur in zip(followers, rest[:len(followers)], strict=True):
-            d_top = d.max_given(value)
-            at_max = prev is not None and d.clamp(cur)[0] >= d.max_given(c.clamp(prev)[0])
-            out.append(gr.update(maximum=d_top, value=d_top if at_max else d.clamp(cur, d_top)[0]))
-        out.append(gr.update(value=note, visible=bool(note)))
-        return [*out, value] if followers else out
-
-    handle.__name__ = f"clamp_{c.name}"
-    return handle
-
-
 def _clamp_step(tab: TabSpec, c: Slider, comps: dict, note: gr.Markdown):
+    """The slider's release: the clamp (tabs/clamp.py), in the browser."""
     source = tab.control(c.max_from) if c.max_from else None
     followers = tab.followers(c.name)
-    last = [gr.State(c.value)] if followers else []  # this slider's value before the release
     inputs = [comps[c.name], *([comps[source.name]] if source else []),
-              *(comps[d.name] for d in followers), *last]
+              *(comps[d.name] for d in followers)]
+    js = clamp_js(c, source, followers, tuple(elem_id(tab.id, d.name) for d in followers))
     return comps[c.name].release(
-        _clamp_handler(c, source, followers), inputs=inputs,
-        outputs=[comps[c.name], *(comps[d.name] for d in followers), note, *last],
-        queue=False, preprocess=False, show_progress="hidden", trigger_mode="always_last",
+        None, inputs=inputs, outputs=[comps[c.name], *(comps[d.name] for d in followers), note],
+        js=js, queue=False, show_progress="hidden", trigger_mode="always_last",
         api_visibility="private")
 
 
