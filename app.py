@@ -27,8 +27,8 @@ from tabs.body_limit import MAX_BODY_BYTES, BodyLimit  # noqa: E402
 from tabs.figure import render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
-from tabs.spec import render  # noqa: E402
 from tabs.shell import wire_page_load  # noqa: E402
+from tabs.spec import render  # noqa: E402
 from tabs.ui import build_tab  # noqa: E402
 from tabs.warm import warm_in_background  # noqa: E402
 
@@ -56,13 +56,12 @@ def build_app() -> gr.Blocks:
                              "(this browser only; or open a link with ?present=1)",
                              elem_id="present-toggle", container=False)
         note = gr.Markdown(visible=False, elem_id="share-note")
-        built, items = [], []
+        built = []
         with gr.Tabs() as tabs:
             for tab in REGISTRY:
-                with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}") as item:
+                with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
                     built.append(build_tab(tab))
-                items.append(item)
-        wire_page_load(demo, tabs, note, built, items, toggle)
+        wire_page_load(demo, tabs, note, built, toggle)
     return demo
 
 
