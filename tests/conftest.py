@@ -1,4 +1,7 @@
-"""Shared fixtures: the app launched on 127.0.0.1 and Debian chromium for playwright."""
+"""Shared fixtures: the app launched on 127.0.0.1 and Debian chromium for playwright. The suite
+runs on two pytest-xdist workers (pyproject addopts); every e2e test goes to one of them, in
+order, with one chromium and one server, and the chromium release timings that tier measured
+(tests/e2e/timing.py) are printed at the end and written to test-results/e2e-timings.txt."""
 
 from __future__ import annotations
 
@@ -75,3 +78,29 @@ def browser_context_args(browser_context_args):
         "reduced_motion": "reduce",
         "color_scheme": "light",
     }
+
+
+def pytest_configure(config) -> None:
+    if not hasattr(config, "workerinput"):  # the main process, once per run
+        from tests.e2e.timing import RELEASES
+
+        RELEASES.unlink(missing_ok=True)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    from tests.e2e.timing import releases, report
+
+    lines = report(releases())
+    if not lines:
+        return
+    terminalreporter.section("chromium: hero release -> figures (measured, not asserted)")
+    for line in lines:
+        terminalreporter.write_line(line)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "e2e-timings.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")

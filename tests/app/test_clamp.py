@@ -8,8 +8,8 @@ import gradio as gr
 import pytest
 
 from core.errors import ParamError
-from tabs.controls import Slider
 from tabs.clamp import clamp_reference
+from tabs.controls import Slider
 
 pytestmark = pytest.mark.app
 DRAFT = Slider("draft_len", "D", 1, 8, 3)

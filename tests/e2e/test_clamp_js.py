@@ -27,8 +27,10 @@ TYPED = 1e9
 def _typed(c: Slider) -> st.SearchStrategy:
     near_grid = st.builds(lambda k, eps: c.minimum + k * c.step + eps,
                           st.integers(-3, int((c.maximum - c.minimum) / c.step) + 3),
-                          st.sampled_from([0.0, 1e-12, -1e-12, 1e-7, 3e-5, c.step / 2, -c.step / 3]))
-    return st.one_of(near_grid, st.floats(-TYPED, TYPED), st.floats(-1e-3, 1e-3), st.integers(-10**6, 10**6),
+                          st.sampled_from([0.0, 1e-12, -1e-12, 1e-7, 3e-5, c.step / 2,
+                                           -c.step / 3]))
+    return st.one_of(near_grid, st.floats(-TYPED, TYPED), st.floats(-1e-3, 1e-3),
+                     st.integers(-10**6, 10**6),
                      st.sampled_from([None, math.nan, c.maximum + 1, c.minimum - 1]))
 
 

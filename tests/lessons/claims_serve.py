@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from core.serve.live import PAGE, ServeConfig, ServeSession, ServeSnapshot
 from core.model.weights import load_model
+from core.serve.live import PAGE, ServeConfig, ServeSession, ServeSnapshot
 from tabs.serve import TAB
 from tabs.serve.common import PRESET_PROMPT
 from tests.lessons.registry import claim

@@ -13,7 +13,6 @@ import torch
 from core.errors import ParamError
 from core.model.experts import CacheProvider, open_cache
 from core.model.weights import ASSET_DIR
-from core.paging.pool import PageKind
 from core.routing.policy import RoutePolicy
 from core.serve.live import ROUTE, ServeConfig, ServeSession
 
