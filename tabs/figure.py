@@ -162,9 +162,11 @@ def lab_figure(height_in: float, width_in: float = WIDTH_IN) -> Iterator[Figure]
 
 
 def render_png(fig: Figure) -> bytes:
-    """PNG bytes as gr.Plot(format="png") would make them (figure dpi, no bbox_inches)."""
+    """PNG bytes as gr.Plot(format="png") would make them (figure dpi, no bbox_inches), at zlib
+    level 1: ~10-15 ms less per figure than the default 6 for ~3% more bytes (measured on the
+    Routing and Fleet ring figures); the pixels are the same."""
     with DRAW_LOCK, io.BytesIO() as buf:
-        fig.savefig(buf, format="png")
+        fig.savefig(buf, format="png", pil_kwargs={"compress_level": 1})
         return buf.getvalue()
 
 
