@@ -10,7 +10,7 @@ from core.model.corpus import DOMAINS
 from core.model.model import HybridLM
 from core.model.trace import TRACE_FILE, RoutingTrace, load
 from core.model.usage import training_record
-from core.model.weights import ASSET_DIR, load_model
+from core.model.weights import ASSET_DIR, dims_of, load_model, read_manifest
 
 __all__ = ["DOMAINS", "K3", "PROMPTS", "dims", "model", "record", "trace"]
 
@@ -23,8 +23,12 @@ PROMPTS = {
 }
 
 
+@functools.cache
 def dims() -> ModelDims:
-    return model().dims  # one verified load (sha256 of every shard) serves both
+    """The shipped model's dimensions, from its manifest: the tabs declare their sliders with
+    them while the app is built, before any shard is read (load_model builds the model from
+    the same manifest after checking every shard's sha256)."""
+    return dims_of(read_manifest(ASSET_DIR))
 
 
 @functools.cache

@@ -102,3 +102,11 @@ def test_a_failing_figure_shows_its_error_in_its_place_and_the_tab_lives():
     plot, table = _handler(good, tab)(*[tab.control(p).value for p in good.params])
     import base64
     assert base64.b64decode(plot.plot.split(",", 1)[1]) == render_png(render(good, tab).figure)
+
+
+def test_tabs_declare_sliders_with_the_loaded_models_dims():
+    """dims() reads the manifest only (no shard is read while the app is built); it must be
+    the model load_model builds after verifying every shard."""
+    from tabs.model.common import dims, model
+
+    assert dims() == model().dims
