@@ -3,14 +3,36 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
 from core.fleet.spread_arrays import removal_sweep, removal_view
-from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.figure import FigureResult, is_presenting, lab_figure, snap_layout
 from tabs.fleet_ring.common import REMOVED, SWEEP_V, cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
 CHECK = {True: "✓", False: "✗"}
+# Normal mode lays the panels out by hand, as constrained layout did (figure fractions): the
+# margins left of each panel grow by DIGIT per character of its longest y tick label (digits
+# are equal-width in the lab font), the right edge is fixed and the panels share the rest 1.1 : 1.
+BOTTOM, HEIGHT, RIGHT = 0.1114, 0.8299, 0.9854
+LEFT0, GAP0, DIGIT = 0.0334, 0.0394, 0.007
+RATIO = 1.1
+
+
+def _tick_chars(ax: Axes) -> int:
+    """Characters of the longest y tick label inside the axis limits (as drawn)."""
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in ax.get_yticks() if lo <= t <= hi]
+    return max(len(s) for s in ax.yaxis.get_major_formatter().format_ticks(ticks))
+
+
+def _place(bars: Axes, sweep: Axes) -> None:
+    left = LEFT0 + DIGIT * _tick_chars(bars)
+    gap = GAP0 + DIGIT * _tick_chars(sweep)
+    w2 = (RIGHT - left - gap) / (1 + RATIO)
+    bars.set_position([left, BOTTOM, RATIO * w2, HEIGHT])
+    sweep.set_position([RIGHT - w2, BOTTOM, w2, HEIGHT])
 
 
 def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> FigureResult:
@@ -21,7 +43,12 @@ def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> 
     fair = sessions / clusters
     receivers = r.receivers
     with lab_figure(4.0) as fig:
-        bars, sweep = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1.0]})
+        present = is_presenting()
+        if present:
+            bars, sweep = fig.subplots(1, 2, gridspec_kw={"width_ratios": [RATIO, 1.0]})
+        else:  # fixed margins (placed below): constrained layout was ~40% of a redraw
+            fig.set_layout_engine("none")
+            bars, sweep = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
         x = np.arange(clusters)
         kept = np.where(x == REMOVED, 0, r.before)
         bars.bar(x, kept, color=colors, width=0.75, edgecolor="white")
@@ -39,8 +66,9 @@ def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> 
         bars.set_xlabel(f"cluster (only c{REMOVED}'s sessions moved {CHECK[r.only_removed_moved]}, "
                         f"{r.to_old_secondary:.0%} to their old secondary)")
         bars.set_ylabel(f"sessions (of {sessions:,})")
+        # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
         bars.set_title(f"Remove c{REMOVED}: {r.moved:,} sessions move to {receivers} of "
-                       f"{clusters - 1} clusters")
+                       f"{clusters - 1} clusters", y=1.0)
         proxy = Patch(color=ROLE["neutral"], label="kept its own")
         bars.legend(handles=[proxy, *bars.get_legend_handles_labels()[0]], loc="upper left",
                     ncols=2)
@@ -62,8 +90,11 @@ def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> 
         sweep.set_ylim(0, min(100.0, max(400 / clusters, float(fractions.max()) * 160)))
         sweep.set_xlabel("vnodes per cluster V (log scale)")
         sweep.set_ylabel("% of sessions moved")
-        sweep.set_title(f"Moved {r.moved_fraction:.1%} ≈ c{REMOVED}'s {r.removed_share:.1%} share")
+        sweep.set_title(f"Moved {r.moved_fraction:.1%} ≈ c{REMOVED}'s {r.removed_share:.1%} share",
+                        y=1.0)
         sweep.legend(loc="upper right")
+        if not present:
+            _place(bars, sweep)
     snap_layout(fig)
     metrics = {
         "removed": REMOVED,
