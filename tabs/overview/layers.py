@@ -5,13 +5,21 @@ how many of them had to be loaded from disk, prefill and decode apart."""
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.collections import PolyCollection
+from matplotlib.colors import to_rgba
 from matplotlib.patches import Patch
 
 from core.serve.overview import PHASES
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.model.common import dims
 from tabs.overview.common import path
 from tabs.palette import ROLE
+
+# Normal mode: the axes where constrained layout put them (heat map, bars, colour bar; the same
+# at every setting: tick labels and titles keep their widths). Constrained layout cost ~40% of
+# a redraw; presenting keeps it (projector text needs the room found afresh).
+POS = {"heat": (0.0677, 0.22635, 0.44834, 0.7177), "bars": (0.63716, 0.22635, 0.35868, 0.7177),
+       "cbar": (0.52501, 0.22635, 0.01507, 0.7177)}  # colour bar: height / 20 wide
 
 
 def overview_layers(draft_len: int, kind: str, capacity: int, warm: bool) -> FigureResult:
@@ -21,7 +29,13 @@ def overview_layers(draft_len: int, kind: str, capacity: int, warm: bool) -> Fig
     L, E = picks.shape
     names = [f"{i} {k.upper()}" for i, k in enumerate(p.layer_kinds)]
     with lab_figure(4.2) as fig:
-        heat, bars = fig.subplots(1, 2, width_ratios=[1.25, 1])
+        present = is_presenting()
+        if present:
+            heat, bars = fig.subplots(1, 2, width_ratios=[1.25, 1])
+        else:
+            fig.set_layout_engine("none")
+            heat, bars = fig.add_axes(POS["heat"]), fig.add_axes(POS["bars"])
+            cax = fig.add_axes(POS["cbar"], label="<colorbar>")  # as fig.colorbar(ax=) names it
         im = heat.imshow(picks, cmap="Blues", aspect="auto", vmin=0)
         heat.set_xticks(range(E))
         heat.set_yticks(range(L), names)
@@ -30,15 +44,20 @@ def overview_layers(draft_len: int, kind: str, capacity: int, warm: bool) -> Fig
         heat.grid(False)
         heat.set_title(f"Routing: picks per expert ({p.kind}, top-{dims().top_k} per token)",
                        loc="left")
-        cb = fig.colorbar(im, ax=heat, fraction=0.05, pad=0.02)
+        cb = (fig.colorbar(im, ax=heat, fraction=0.05, pad=0.02) if present
+              else fig.colorbar(im, cax=cax))
         cb.set_label("tokens that picked the expert")
         y = np.arange(L)
         h = 0.4
+        boxes, colours = [], []  # every bar as one collection: one draw call, not 4L patches
         for i, (phase, dy) in enumerate(zip(PHASES, (-h / 2, h / 2), strict=True)):
-            light = phase == "prefill"  # prefill in pale tints, decode in full colour
-            bars.barh(y + dy, loads[i], height=h, color=ROLE["miss"], alpha=0.4 if light else 1)
-            bars.barh(y + dy, fetched[i] - loads[i], left=loads[i], height=h,
-                      color=ROLE["hit"], alpha=0.4 if light else 1)
+            alpha = 0.4 if phase == "prefill" else 1  # prefill in pale tints, decode full colour
+            for role, x0, x1 in (("miss", 0 * loads[i], loads[i]), ("hit", loads[i], fetched[i])):
+                for yl, a, b in zip(y + dy - h / 2, x0, x1, strict=True):
+                    boxes.append(((a, yl), (b, yl), (b, yl + h), (a, yl + h)))
+                    colours.append(to_rgba(ROLE[role], alpha))
+        bars.add_collection(PolyCollection(boxes, facecolors=colours, linewidths=0),
+                            autolim=False)
         bars.set_yticks(range(L), names)
         bars.set_ylim(L - 0.5, -0.5)
         bars.set_xlim(0, fetched.max() * 1.05)

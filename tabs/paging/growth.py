@@ -3,14 +3,26 @@ grow, KDA page groups do not), and the pages in use at every length up to the sl
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from matplotlib.collections import PathCollection
+from matplotlib.path import Path
+from matplotlib.textpath import TextPath
+from matplotlib.transforms import Affine2D
+
 from core.paging.ledger import toy_geometry
 from core.paging.pool import PageKind
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.paging.common import MAX_TOKENS, POOL_PAGES, dims, growth, stored
 from tabs.palette import ROLE
 
 KIND_COLOUR = {PageKind.MLA_KV: ROLE["mla"], PageKind.KDA_STATE: ROLE["kda"]}
 SHORT = {"conv tail": "conv"}
+LINESPACING = 1.1 * 1.2  # a cell label's line step in font sizes (Text: linespacing 1.1)
+# Normal mode: the axes where constrained layout put them (table, curve; the same at every
+# length and page size: labels keep their widths, the legend its place). Constrained layout cost
+# ~1/3 of a redraw; presenting keeps it (projector text needs the room found afresh).
+POS = {"table": (0.07628, 0.51185, 0.75319, 0.45359), "curve": (0.07628, 0.06553, 0.75319, 0.34892)}
 
 
 def _label(what: str) -> str:
@@ -18,10 +30,43 @@ def _label(what: str) -> str:
                      .replace("S head ", "S "))
 
 
+@lru_cache(maxsize=1024)
+def _outline(text: str, size: float) -> Path:
+    """The glyph outlines of text (one line or several) at size points, centred on (0, 0)."""
+    lines = text.split("\n")
+    step = size * LINESPACING
+    parts = []
+    for i, line in enumerate(lines):
+        path = TextPath((0, 0), line, size=size)
+        box = path.get_extents()
+        if len(lines) == 1:  # its ink centred
+            dy = -(box.y0 + box.y1) / 2
+        else:  # baselines a line step apart, the block centred
+            dy = ((len(lines) - 1) / 2 - i) * step - size * 0.35
+        parts.append(path.transformed(Affine2D().translate(-(box.x0 + box.x1) / 2, dy)))
+    return Path.make_compound_path(*parts)
+
+
+def _labels(ax, xy: list, texts: list[str], size: float, colour: str) -> None:
+    """Write texts centred at xy (data coordinates), all in one collection.
+
+    NOTE: one PathCollection of glyph outlines, not a Text per cell: ~100 cell labels (a long
+    sequence at the default page size) were most of this figure's draw time (issue 14)."""
+    if not texts:
+        return
+    col = PathCollection([_outline(t, size) for t in texts], offsets=xy,
+                         offset_transform=ax.transData,
+                         transform=Affine2D().scale(1 / 72) + ax.get_figure().dpi_scale_trans,
+                         facecolors=colour, edgecolors="none", linewidths=0, zorder=3)
+    col.set_in_layout(False)
+    ax.add_collection(col, autolim=False)
+
+
 def _table(ax, s, cols: int) -> None:
     kinds = s.layer_kinds
     text = cols <= 16
     first = {k: kinds.index(k) for k in set(kinds)}  # roles are labelled on one row per kind
+    labels = {"white": ([], []), "black": ([], [])}  # colour: (positions, texts)
     for layer in range(len(kinds)):
         cells = s.layer_cells(layer)
         colour = KIND_COLOUR[cells[0].kind]
@@ -32,14 +77,16 @@ def _table(ax, s, cols: int) -> None:
         ax.broken_barh([(c + 0.05, 0.9 * cell.fill) for c, cell in enumerate(cells)], y,
                        facecolors=colour, lw=0)
         for c, cell in enumerate(cells):
-            light = "white" if cell.fill == 1.0 else "black"
+            xy, words = labels["white" if cell.fill == 1.0 else "black"]
             if text:
                 role = f"\n{_label(cell.what)}" if first[kinds[layer]] == layer else ""
-                ax.text(c + 0.5, layer, f"p{cell.page}{role}", ha="center", va="center",
-                        fontsize=6.5, color=light, linespacing=1.1, in_layout=False)
+                xy.append((c + 0.5, layer))
+                words.append(f"p{cell.page}{role}")
             elif c in (0, len(cells) - 1):  # a long table: its ends only
-                ax.text(c + 0.5, layer, f"{cell.page}", ha="center", va="center", fontsize=5.5,
-                        color=light, in_layout=False)
+                xy.append((c + 0.5, layer))
+                words.append(f"{cell.page}")
+    for colour, (xy, words) in labels.items():
+        _labels(ax, xy, words, 6.5 if text else 5.5, colour)
     ax.set_xlim(0, cols)
     ax.set_ylim(len(kinds) - 0.5, -0.5)
     ax.set_yticks(range(len(kinds)), [f"layer {i} {k.upper()}" for i, k in enumerate(kinds)])
@@ -87,7 +134,11 @@ def paging_growth(seq_len: int, tokens_per_page: int) -> FigureResult:
     mla_per_layer, last = len(mla_cells), round(mla_cells[-1].fill * P)
     nxt = mla_per_layer * P  # the table's capacity in tokens
     with lab_figure(6.8) as fig:
-        table, curve = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.3, 1]})
+        if is_presenting():
+            table, curve = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.3, 1]})
+        else:
+            fig.set_layout_engine("none")
+            table, curve = fig.add_axes(POS["table"]), fig.add_axes(POS["curve"])
         _table(table, s, cols)
         table.set_title(f"The pool at length {seq_len}, P = {P} tokens per page: each layer's "
                         f"pages (p = physical page id from the one free list)")
