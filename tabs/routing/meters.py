@@ -16,6 +16,18 @@ from tabs.routing.sweep_points import every_setting
 FAMILY_WORDS = {"max_rank J=1": ("max_rank, J = 1: the top expert kept", "J = 1"),
                 "max_rank J=0": ("max_rank, J = 0: the top expert swappable", "J = 0"),
                 "cache_prior": ("cache_prior (no rank kept)", "cache_prior")}
+# Normal mode's panels per cache size (figure fractions, left/bottom/width/height): where
+# constrained layout put them. The points are every setting at that size (fixed data, fixed
+# words), so only the size moves the margins (64 slots: longer Δ NLL tick labels).
+RECTS = {"16": ((0.0544, 0.1845, 0.2612, 0.6995), (0.3673, 0.1845, 0.2612, 0.6995),
+                (0.7346, 0.1845, 0.2612, 0.6995)),
+         "32": ((0.0544, 0.1845, 0.2612, 0.6995), (0.3673, 0.1845, 0.2612, 0.6995),
+                (0.7346, 0.1845, 0.2612, 0.6995)),
+         "64": ((0.0544, 0.1845, 0.2581, 0.6995), (0.3642, 0.1845, 0.2581, 0.6995),
+                (0.7377, 0.1845, 0.2581, 0.6995))}
+# a fixed title spot (no x ticks on top), so a draw skips measuring every axis
+TITLE_Y = 1.0
+SUPTITLE_Y = 0.98958  # where constrained layout puts a suptitle: 1 - its 3 pt pad at 4 in
 
 
 def _group(p) -> str:
@@ -54,14 +66,17 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
     present = is_presenting()
     with lab_figure(4.0) as fig:
         # presenting: no agree panel (an identity, said in the title) to give the others room
-        kls, out = fig.subplots(1, 2) if present else fig.subplots(1, 3)[1:]
+        if present:
+            kls, out = fig.subplots(1, 2)
+        else:  # fixed margins: constrained layout was ~40% of a redraw
+            fig.set_layout_engine("none")
+            agree, kls, out = (fig.add_axes(rect) for rect in RECTS[capacity])
         xs = np.array([0, xmax])
         if not present:
-            agree = fig.axes[0]
             agree.plot(xs, 100 - xs, color=ROLE["neutral"], lw=1.2)
             _scatter(agree, pts, [100 * p.record.agree for p in pts], current)
             agree.set_ylabel("agree (% of slots)")
-            agree.set_title("agree = 1 − swap, exactly")
+            agree.set_title("agree = 1 − swap, exactly", y=TITLE_Y)
         kls.plot(xs, slope * xs / 100, color=ROLE["neutral"], lw=1.0, ls="--")
         kls.plot(xs, slope_6 * xs / 100, color=ROLE["neutral"], lw=1.0, ls=":")
         _scatter(kls, pts, klc, current)
@@ -74,9 +89,9 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
             kls.text(0.03, 0.97, f"nats per swapped slot:\n{per_swap:.1f} (floor 1e-12)\n"
                      f"{per_swap_6:.1f} (1e-6, hollow)", transform=kls.transAxes, va="top")
             kls.set_ylabel("KL, nats per row")
-            kls.set_title("KL: the swap rate, rescaled")
+            kls.set_title("KL: the swap rate, rescaled", y=TITLE_Y)
             out.set_ylabel("Δ NLL, nats per byte")
-            out.set_title("Δ NLL: which slot matters")
+            out.set_title("Δ NLL: which slot matters", y=TITLE_Y)
             for ax in fig.axes:
                 ax.set_xlabel("swap (% of slots)")
         else:
@@ -84,9 +99,9 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
                      f"slot\nfloor 1e-6 (hollow): ≈ {per_swap_6:.1f} nats per swapped slot",
                      transform=kls.transAxes, va="top", fontsize=8.5)
             kls.set_ylabel("KL(stock ‖ chosen), nats per row")
-            kls.set_title("KL: the swap rate, rescaled")
+            kls.set_title("KL: the swap rate, rescaled", y=TITLE_Y)
             out.set_ylabel("Δ NLL vs stock, nats per byte")
-            out.set_title("Δ NLL: which slot matters")
+            out.set_title("Δ NLL: which slot matters", y=TITLE_Y)
             for ax in fig.axes:
                 ax.set_xlabel("swap (% of slots substituted)")
         handles = [Line2D([], [], ls="", color=st["color"], marker=st["marker"],
@@ -99,7 +114,7 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
         fig.legend(handles=handles, loc="outside lower center", ncols=5, fontsize=8)
         detail = "); agree = 1 − swap" if present else ", closed loop, decoded step by step)"
         fig.suptitle(f"Every setting at {s.capacity} slots ({len(pts)} points{detail}",
-                     fontsize=10.5, x=0.01, ha="left")
+                     fontsize=10.5, x=0.01, ha="left", y=None if present else SUPTITLE_Y)
     metrics = {"capacity": s.capacity, "settings": len(pts),
                "kl_colibri_nats_per_swapped_slot": per_swap,
                "kl_nats_per_swapped_slot": per_swap_6,

@@ -17,6 +17,11 @@ SERIES = {"previous": ("previous token's choice", ROLE["neutral"]),
 SHORT = {"previous": "previous", "pilot": "PILOT", "oracle": "oracle", "both": "PILOT + routing"}
 # Reported for GLM-5.2 (744B, top-8 of 256) by colibri's LOOKA study; not this model.
 REPORTED = {"pilot": 0.716, "previous": 0.413}
+# Normal mode's panels (figure fractions, left/bottom/width/height): where constrained layout put
+# them. Fixed axis limits and words; the legend below is always two rows (its height moves by
+# a third of a pixel with the setting's words: these are the taller rows').
+RECTS = ((0.0544, 0.2422, 0.4406, 0.7044), (0.5553, 0.2422, 0.4406, 0.7044))
+TITLE_Y = 1.0  # a fixed title spot (no x ticks on top), so a draw skips measuring every axis
 
 
 def _meters(rec) -> list[PrefetchMeters]:
@@ -38,7 +43,11 @@ def routing_predictors(M: int, J: int, method: str, alpha: float,
     loads = []
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label()}
     with lab_figure(4.4) as fig:
-        rec_ax, waste_ax = fig.subplots(1, 2)
+        if present:
+            rec_ax, waste_ax = fig.subplots(1, 2)
+        else:  # fixed margins: constrained layout was ~40% of a redraw
+            fig.set_layout_engine("none")
+            rec_ax, waste_ax = (fig.add_axes(rect) for rect in RECTS)
         for j, (name, (label, colour, rec)) in enumerate(series.items()):
             ms = _meters(rec)[1:]
             x = layers + (j - (len(series) - 1) / 2) * w
@@ -64,10 +73,11 @@ def routing_predictors(M: int, J: int, method: str, alpha: float,
         rec_ax.set_ylim(0, 112)
         if present:
             rec_ax.set_ylabel("recall, %")
-            rec_ax.set_title("Recall, next layer")
+            rec_ax.set_title("Recall, next layer", y=TITLE_Y)
         else:
             rec_ax.set_ylabel("recall: % of used experts predicted")
-            rec_ax.set_title(f"Recall of the next layer's experts (top-{DIMS.top_k} predicted)")
+            rec_ax.set_title(f"Recall of the next layer's experts (top-{DIMS.top_k} predicted)",
+                             y=TITLE_Y)
         handles, labels = rec_ax.get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=8)
         waste_ax.set_ylim(0, 100)
@@ -76,8 +86,8 @@ def routing_predictors(M: int, J: int, method: str, alpha: float,
                       fontsize=8.5)
         if present:
             waste_ax.set_ylabel("% evicted unused")
-            waste_ax.set_title(f"Waste at {s.capacity} slots")
+            waste_ax.set_title(f"Waste at {s.capacity} slots", y=TITLE_Y)
         else:
             waste_ax.set_ylabel("% of prefetched experts evicted unused")
-            waste_ax.set_title(f"Waste at {s.capacity} slots: loaded, never used")
+            waste_ax.set_title(f"Waste at {s.capacity} slots: loaded, never used", y=TITLE_Y)
     return FigureResult(fig, metrics)
