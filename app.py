@@ -24,6 +24,7 @@ import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from tabs.body_limit import MAX_BODY_BYTES, BodyLimit  # noqa: E402
+from tabs.clamp import PAGE_LIB as CLAMP_LIB  # noqa: E402
 from tabs.figure import render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
@@ -70,8 +71,9 @@ def launch_kwargs() -> dict:
     # js: the lab pins the light theme on purpose: its figures are drawn on white with the
     # role palette, and a dark page around white figures (or dark figures in a light export)
     # would make one of the two hard to read on a projector.
-    # js also makes slider keys redraw and cleans figures' alt text; head: presentation mode's
-    # page rules (assets/present.css), unscoped.
+    # js also makes slider keys redraw, cleans figures' alt text and defines the sliders'
+    # clamp (tabs/clamp.py); head: presentation mode's page rules (assets/present.css),
+    # unscoped.
     # app_kwargs: every request body is bounded (tabs/body_limit.py); the lab takes no uploads.
     return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": [],
             "show_error": True, "js": PAGE_JS,
@@ -130,7 +132,8 @@ ALT_TAIL = """() => {
                              attributeFilter: ['alt']});
 }"""
 
-PAGE_JS = "() => {" + "".join(f"({js})();" for js in (PIN_LIGHT, SLIDER_KEYS, ALT_TAIL)) + "}"
+PAGE_JS = "() => {" + "".join(f"({js})();" for js in (PIN_LIGHT, SLIDER_KEYS, ALT_TAIL,
+                                                        CLAMP_LIB)) + "}"
 
 
 def export(out_dir: Path, only: str | None = None, sheet: bool = False) -> list[Path]:

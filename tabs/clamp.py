@@ -12,10 +12,11 @@ shows for it now, the step returns:
 
 Two implementations held equal by tests/e2e/test_clamp_js.py (hypothesis, in chromium):
 `clamp_reference` is the specification in Python (Slider.clamp). `clamp_js` is what the page
-runs: the same rules in JavaScript, generated from the sliders' declarations, run in the
-browser with no round trip to the server. Every Gradio event that reaches the server
-refreshes the loading state of every component the page has used (Gradio 6's frontend), so an
-event that stays in the browser saves a server round trip plus two of those passes.
+runs: the same rules in JavaScript (PAGE_LIB, loaded once with the page), called with each
+slider's declaration, in the browser, with no round trip to the server. Every Gradio event
+that reaches the server refreshes the loading state of every component the page has used
+(Gradio 6's frontend), so an event that stays in the browser saves a server round trip plus
+two of those passes.
 
 The note's numbers are printed as Python's f"{x:.10g}". The JavaScript rounds a tie in the
 10th significant digit up where Python rounds it to even, so for typed values above 1e9 a note
@@ -127,18 +128,27 @@ def _spec_json(c: Slider, source: Slider | None, followers: tuple[Slider, ...]) 
 
 def clamp_js_core(c: Slider, source: Slider | None, followers: tuple[Slider, ...]) -> str:
     """A JS function (raw, rest, shown) -> what clamp_reference returns for
-    (raw, *rest, *shown): the part the tests compare."""
+    (raw, *rest, *shown): the part the tests compare, built from the same _LIB as the page's."""
     return f"(raw, rest, shown) => {{ const S = {_spec_json(c, source, followers)};{_LIB}" \
            "return step(S, raw, rest, shown); }"
+
+
+# The page's copy of _LIB, loaded once with the page (app.py PAGE_JS), so each slider's event
+# carries only its spec: window.labClamp(spec, follower ids, raw, rest).
+PAGE_LIB = f"""() => {{{_LIB}
+window.labClamp = (S, ids, raw, rest) => {{
+  const shown = ids.map((id) => {{
+    const r = document.querySelector(`#${{id}} input[type=range]`);
+    return r ? Number(r.max) : null; }});
+  return step(S, raw, rest, shown);
+}};
+}}"""
 
 
 def clamp_js(c: Slider, source: Slider | None, followers: tuple[Slider, ...],
              follower_ids: tuple[str, ...]) -> str:
     """The page's clamp: a Gradio `js=` function of (raw, [source value], *followers' values)
-    that reads each follower's shown maximum from its range input (elem ids follower_ids)."""
-    ids = json.dumps(list(follower_ids))
-    return (f"(raw, ...rest) => {{ const core = {clamp_js_core(c, source, followers)};\n"
-            f"const shown = {ids}.map((id) => {{\n"
-            "  const r = document.querySelector(`#${id} input[type=range]`);\n"
-            "  return r ? Number(r.max) : null; });\n"
-            "return core(raw, rest, shown); }")
+    that reads each follower's shown maximum from its range input (elem ids follower_ids),
+    through PAGE_LIB."""
+    return (f"(raw, ...rest) => window.labClamp({_spec_json(c, source, followers)}, "
+            f"{json.dumps(list(follower_ids))}, raw, rest)")
