@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from core.kda.parallel import CPGeometry, cp_crossover, cp_sweep, k3_cp, toy_cp
@@ -20,6 +21,14 @@ from tabs.units import fmt_bytes
 TOKENS = {"toy": (2**6, 2**16), "K3": (2**10, 2**22)}  # sequence lengths drawn, per geometry
 RANKS = (2, 64)  # the slider's range
 GEO_COLOR = {"toy": ROLE["neutral"], "K3": ROLE["reference"]}
+# Normal mode places the panels by hand as constrained layout did (figure fractions, within 1e-6
+# at every P): fixed left, bottom and height, fixed gaps, widths 1.15 : 1.15 : 0.8. Only the
+# right edge moves: from P ~ 28 the crossover values written right of the dots reach past the
+# right panel's last x tick label ("64", ending at EDGE), and the panels narrow until the longer
+# value ends at EDGE.
+LEFT, BOTTOM, HEIGHT, RIGHT, EDGE = 0.071448, 0.159676, 0.789236, 0.988833, 0.995833
+GAPS = (0.093115, 0.073614)
+RATIO = 1.15 / 0.8
 
 
 def geometries() -> tuple[CPGeometry, CPGeometry]:
@@ -93,7 +102,9 @@ def _volume(ax, geo: CPGeometry, P: int, present: bool, first: bool) -> dict[str
     else:
         ax.set_xlabel("sequence length T (tokens)")
         ax.set_ylabel("bytes received per rank, per layer")
-        ax.set_title(f"{'Toy model' if geo.name == 'toy' else 'K3'} dims, P = {P}", loc="left")
+        # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
+        ax.set_title(f"{'Toy model' if geo.name == 'toy' else 'K3'} dims, P = {P}", loc="left",
+                     y=1.0)
     return {"crossover": x, "model_crossover": float(sw.model_crossover or 0.0),
             "kda_bytes": float(sw.points[0].kda), "scan_bytes": float(sw.points[0].kda_scan),
             "mla_bytes_per_token": float(geo.mla_bytes_per_token)}
@@ -130,21 +141,50 @@ def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int, present: bool) -> dict
         ax.set_title("Crossover", loc="left")
     else:
         ax.set_ylabel("crossover T* (tokens, per layer)")
-        ax.set_title("Crossover vs ranks", loc="left")
+        ax.set_title("Crossover vs ranks", loc="left", y=1.0)
         ax.legend(loc="upper left")
     return out
+
+
+def _place(fig, panels: tuple[Axes, Axes, Axes], ranks: int) -> None:
+    """Lay the panels out as constrained layout did: the widest width w (of the narrow right
+    panel) that keeps each crossover value, written right of its dot at P, inside EDGE."""
+    fixed = RIGHT - LEFT - sum(GAPS)
+
+    def put(w: float) -> None:
+        x = LEFT
+        for ax, width, gap in zip(panels, (RATIO * w, RATIO * w, w), (*GAPS, 0.0), strict=True):
+            ax.set_position([x, BOTTOM, width, HEIGHT])
+            x += width + gap
+
+    w0 = fixed / (2 * RATIO + 1)
+    put(w0)
+    c = panels[2]
+    at = math.log(ranks / RANKS[0]) / math.log(RANKS[1] / RANKS[0])  # P's axes fraction
+    renderer = fig.canvas.get_renderer()
+    # a value's right end is c's left + at * w + tail (its offset and width: fixed)
+    end = max(text.get_window_extent(renderer).x1 / fig.bbox.width for text in c.texts)
+    if end > EDGE:
+        tail = end - c.get_position().x0 - at * w0
+        put((fixed + EDGE - RIGHT - tail) / (2 * RATIO + at))
 
 
 def engine_cp(ranks: int) -> FigureResult:
     toy, k3 = geometries()
     present = is_presenting()
     with lab_figure(4.6) as fig:
-        a, b, c = fig.subplots(1, 3, width_ratios=[1.15, 1.15, 0.8])
+        if present:
+            a, b, c = fig.subplots(1, 3, width_ratios=[1.15, 1.15, 0.8])
+        else:  # fixed margins (placed below): constrained layout was ~30% of a redraw
+            fig.set_layout_engine("none")
+            a, b, c = (fig.add_axes((0, 0, 1, 1)) for _ in range(3))
         m_toy = _volume(a, toy, ranks, present, first=True)
         m_k3 = _volume(b, k3, ranks, present, first=False)
         _crossovers(c, (toy, k3), ranks, present)
         handles, labels = a.get_legend_handles_labels()
         fig.legend(handles, SHORT if present else labels, loc="outside lower center", ncol=3)
+        if not present:
+            _place(fig, (a, b, c), ranks)
     metrics: dict[str, float | int] = {"ranks": ranks}
     for name, m in (("toy", m_toy), ("k3", m_k3)):
         metrics |= {f"{name}_{k}": v for k, v in m.items()}
