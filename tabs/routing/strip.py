@@ -11,12 +11,41 @@ import numpy as np
 import torch
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 from core.routing import KINDS, select_experts
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import KIND_COLOUR, setting
+
+# Normal mode places the panels by hand where constrained layout put them (figure fractions,
+# checked over every slider setting): the y tick labels, titles and x labels never move the
+# margins. Only a note written left-aligned right of its dashed line (max_rank at M = 12) can reach
+# past the panel's right edge: then both panels narrow until it ends at EDGE, as constrained
+# layout's did.
+LEFT, WIDTH, EDGE = 0.058448, 0.937385, 0.995833
+TOP_Y, TOP_H, BOTTOM_Y, BOTTOM_H = 0.487666, 0.475614, 0.039935, 0.317076
+
+
+def _place(fig, top, bottom) -> None:
+    width = WIDTH
+    for ax in (top, bottom):
+        ax.set_position([LEFT, TOP_Y if ax is top else BOTTOM_Y, WIDTH,
+                         TOP_H if ax is top else BOTTOM_H])
+    renderer = fig.canvas.get_renderer()
+    lo, hi = top.get_xlim()
+    for text in top.texts:
+        if type(text) is not Text:  # the cache_prior lift arrows: inside the panel
+            continue
+        end = text.get_window_extent(renderer).x1 / fig.bbox.width
+        if end > EDGE:  # its right end is LEFT + at * width + tail (tail: its own width)
+            at = (text.get_position()[0] - lo) / (hi - lo)
+            width = min(width, (EDGE - LEFT - (end - LEFT - at * WIDTH)) / at)
+    if width < WIDTH:
+        for ax in (top, bottom):
+            x0, y0, _, h = ax.get_position().bounds
+            ax.set_position([x0, y0, width, h])
 
 
 def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: dict, s) -> float:
@@ -91,7 +120,8 @@ def _weights(ax, scores: np.ndarray, order: np.ndarray, ids: list[int], before: 
     ax.set_xticks(x, [f"e{e} (rank {rank[e]})" for e in shown])
     ax.set_ylim(0, 1.18)
     ax.set_ylabel("mixing weight")
-    ax.set_title("Weights of the experts used: stock vs chosen (rows sum to 1)")
+    # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
+    ax.set_title("Weights of the experts used: stock vs chosen (rows sum to 1)", y=1.0)
     ax.grid(axis="x", visible=False)
     ax.legend(loc="upper right", fontsize=8.5)
     return shown
@@ -109,12 +139,20 @@ def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str)
     before = scores[ids] / scores[ids].sum()
     after = sel.weights[0].numpy()
     with lab_figure(6.4) as fig:
-        top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.5, 1]})
+        present = is_presenting()
+        if present:
+            top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.5, 1]})
+        else:  # fixed margins (placed below): constrained layout was ~25% of a redraw
+            fig.set_layout_engine("none")
+            top, bottom = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
         lift = _strip(top, scores, res, order, dict(zip(ids, kinds, strict=True)), s)
         top.set_title(f"One token, one layer (step {mo.step}, layer {mo.layer}, a "
                       f"{s.capacity}-slot cache): {s.words()} takes "
-                      f"{', '.join(f'e{e}' for e in ids)}: {int(sel.swaps[0])} substitute(s)")
+                      f"{', '.join(f'e{e}' for e in ids)}: {int(sel.swaps[0])} substitute(s)",
+                      y=1.0)
         _weights(bottom, scores, order, ids, before, after, s.route.k)
+        if not present:
+            _place(fig, top, bottom)
     rank = {int(e): r for r, e in enumerate(order)}
     metrics: dict[str, float | int | str] = {
         "step": mo.step, "layer": mo.layer, "capacity": s.capacity, "setting": s.route.label(),
