@@ -3,7 +3,9 @@ pass, and the bytes held for rollback (replayed inputs vs per-position snapshots
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
+from matplotlib.collections import PolyCollection
 from matplotlib.ticker import MaxNLocator
 
 from core.serve.live import ServeSnapshot
@@ -11,6 +13,20 @@ from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 from tabs.serve.common import final
 from tabs.units import KIB, fmt_bytes
+
+
+def _bars(ax, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str,
+          label: str, width: float = 0.8) -> None:
+    """Bars as one collection (the non-empty ones): ax.bar made a Rectangle per verify pass,
+    up to ~2 x 200 a figure, each autoscaled and drawn on its own (issue 14)."""
+    keep = height > 0
+    x0 = x[keep] - width / 2
+    y0 = bottom[keep].astype(float)
+    y1 = y0 + height[keep]
+    verts = np.stack([np.column_stack(c) for c in
+                      ((x0, y0), (x0, y1), (x0 + width, y1), (x0 + width, y0))], axis=1)
+    ax.add_collection(PolyCollection(verts, facecolors=colour, edgecolors="none", linewidths=0,
+                                     label=label), autolim=False)
 
 
 def draw_drafts(snap: ServeSnapshot) -> FigureResult:
@@ -27,9 +43,11 @@ def draw_drafts(snap: ServeSnapshot) -> FigureResult:
             ax.set_title("Speculative decoding is off", loc="left")
             return FigureResult(fig, {"verify_passes": 0, "drafted": 0, "accepted": 0})
         x = np.arange(len(steps))
-        ax.bar(x, accepted, color=ROLE["accepted"], label="accepted drafts")
-        ax.bar(x, drafted - accepted, bottom=accepted, color=ROLE["rejected"],
-               label="rejected drafts (rolled back)")
+        _bars(ax, x, np.zeros_like(accepted), accepted, ROLE["accepted"], "accepted drafts")
+        _bars(ax, x, accepted, drafted - accepted, ROLE["rejected"],
+              "rejected drafts (rolled back)")
+        pad = (len(steps) - 0.2) * mpl.rcParams["axes.xmargin"]  # as ax.bar's autoscale
+        ax.set_xlim(-0.4 - pad, len(steps) - 0.6 + pad)
         ax.set_xlabel("verify pass (each also emits one token of its own)")
         ax.set_ylabel("drafted bytes")
         rate = accepted.sum() / max(drafted.sum(), 1)
