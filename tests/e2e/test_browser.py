@@ -47,8 +47,8 @@ def test_tab_plots_and_hero_slider(page, app_url, tab):
     assert want != _png(before), f"{tab.id}: the demo value must change the figure"
     moved = {hero.name: value}
     rest = [] if tab.run is not None else [
-        (f, _data_src(render_png(render(f, tab, moved).figure))) for f in tab.redraw_order(hero.name)
-        if f is not fig]
+        (f, _data_src(render_png(render(f, tab, moved).figure)))
+        for f in tab.redraw_order(hero.name) if f is not fig]
     box = page.locator(f"#{tab.id}-{hero.name} input[type=number]")
     box.fill(str(hero.demo))
     start = time.perf_counter()
@@ -145,7 +145,8 @@ def test_share_links_open_the_tab_with_those_values(page, app_url):
         want_src = "data:image/png;base64," + base64.b64encode(want).decode()
         page.goto(f"{app_url}?{link_query(tab, {hero.name: value})}")
         page.wait_for_function(
-            "([sel, want]) => { const i = document.querySelector(sel); return i && i.src === want; }",
+            "([sel, want]) => { const i = document.querySelector(sel);"
+            " return i && i.src === want; }",
             arg=[f"#{fig.name}-plot [data-testid=matplotlib] img", want_src],
             timeout=60_000,
         )
