@@ -170,6 +170,12 @@ def render_png(fig: Figure) -> bytes:
         return buf.getvalue()
 
 
+def layout_edge(fig: Figure) -> float:
+    """The right edge, as a figure fraction, that constrained layout keeps content inside (its
+    w_pad in from the border): figures laid out by hand narrow their panels to keep to it."""
+    return 1 - matplotlib.rcParams["figure.constrained_layout.w_pad"] / fig.get_figwidth()
+
+
 def freeze_heap() -> None:
     """Move everything alive now (torch, gradio, the default figures) out of the cyclic GC's
     reach. Without it, full collections over that heap added ~140 ms to one redraw in three

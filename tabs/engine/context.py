@@ -13,7 +13,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from core.kda.parallel import CPGeometry, cp_crossover, cp_sweep, k3_cp, toy_cp
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure, layout_edge
 from tabs.model.common import dims
 from tabs.palette import ROLE
 from tabs.units import fmt_bytes
@@ -24,9 +24,9 @@ GEO_COLOR = {"toy": ROLE["neutral"], "K3": ROLE["reference"]}
 # Normal mode places the panels by hand as constrained layout did (figure fractions, within 1e-6
 # at every P): fixed left, bottom and height, fixed gaps, widths 1.15 : 1.15 : 0.8. Only the
 # right edge moves: from P ~ 28 the crossover values written right of the dots reach past the
-# right panel's last x tick label ("64", ending at EDGE), and the panels narrow until the longer
-# value ends at EDGE.
-LEFT, BOTTOM, HEIGHT, RIGHT, EDGE = 0.071448, 0.159676, 0.789236, 0.988833, 0.995833
+# right panel's last x tick label ("64", ending at the layout edge), and the panels narrow until
+# the longer value ends at that edge (tabs.figure.layout_edge).
+LEFT, BOTTOM, HEIGHT, RIGHT = 0.071448, 0.159676, 0.789236, 0.988833
 GAPS = (0.093115, 0.073614)
 RATIO = 1.15 / 0.8
 
@@ -148,7 +148,8 @@ def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int, present: bool) -> dict
 
 def _place(fig, panels: tuple[Axes, Axes, Axes], ranks: int) -> None:
     """Lay the panels out as constrained layout did: the widest width w (of the narrow right
-    panel) that keeps each crossover value, written right of its dot at P, inside EDGE."""
+    panel) that keeps each crossover value, written right of its dot at P, inside the layout
+    edge."""
     fixed = RIGHT - LEFT - sum(GAPS)
 
     def put(w: float) -> None:
@@ -164,9 +165,10 @@ def _place(fig, panels: tuple[Axes, Axes, Axes], ranks: int) -> None:
     renderer = fig.canvas.get_renderer()
     # a value's right end is c's left + at * w + tail (its offset and width: fixed)
     end = max(text.get_window_extent(renderer).x1 / fig.bbox.width for text in c.texts)
-    if end > EDGE:
+    edge = layout_edge(fig)
+    if end > edge:
         tail = end - c.get_position().x0 - at * w0
-        put((fixed + EDGE - RIGHT - tail) / (2 * RATIO + at))
+        put((fixed + edge - RIGHT - tail) / (2 * RATIO + at))
 
 
 def engine_cp(ranks: int) -> FigureResult:

@@ -3,22 +3,15 @@ grow, KDA page groups do not), and the pages in use at every length up to the sl
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from matplotlib.collections import PathCollection
-from matplotlib.path import Path
-from matplotlib.textpath import TextPath
-from matplotlib.transforms import Affine2D
-
 from core.paging.ledger import toy_geometry
 from core.paging.pool import PageKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.glyphs import labels as glyph_labels
 from tabs.paging.common import MAX_TOKENS, POOL_PAGES, dims, growth, stored
 from tabs.palette import ROLE
 
 KIND_COLOUR = {PageKind.MLA_KV: ROLE["mla"], PageKind.KDA_STATE: ROLE["kda"]}
 SHORT = {"conv tail": "conv"}
-LINESPACING = 1.1 * 1.2  # a cell label's line step in font sizes (Text: linespacing 1.1)
 # Normal mode: the axes where constrained layout put them (table, curve; the same at every
 # length and page size: labels keep their widths, the legend its place). Constrained layout cost
 # ~1/3 of a redraw; presenting keeps it (projector text needs the room found afresh).
@@ -28,38 +21,6 @@ POS = {"table": (0.07628, 0.51185, 0.75319, 0.45359), "curve": (0.07628, 0.06553
 def _label(what: str) -> str:
     return SHORT.get(what, what.replace("block ", "blk ").replace("S heads ", "S ")
                      .replace("S head ", "S "))
-
-
-@lru_cache(maxsize=1024)
-def _outline(text: str, size: float) -> Path:
-    """The glyph outlines of text (one line or several) at size points, centred on (0, 0)."""
-    lines = text.split("\n")
-    step = size * LINESPACING
-    parts = []
-    for i, line in enumerate(lines):
-        path = TextPath((0, 0), line, size=size)
-        box = path.get_extents()
-        if len(lines) == 1:  # its ink centred
-            dy = -(box.y0 + box.y1) / 2
-        else:  # baselines a line step apart, the block centred
-            dy = ((len(lines) - 1) / 2 - i) * step - size * 0.35
-        parts.append(path.transformed(Affine2D().translate(-(box.x0 + box.x1) / 2, dy)))
-    return Path.make_compound_path(*parts)
-
-
-def _labels(ax, xy: list, texts: list[str], size: float, colour: str) -> None:
-    """Write texts centred at xy (data coordinates), all in one collection.
-
-    NOTE: one PathCollection of glyph outlines, not a Text per cell: ~100 cell labels (a long
-    sequence at the default page size) were most of this figure's draw time (issue 14)."""
-    if not texts:
-        return
-    col = PathCollection([_outline(t, size) for t in texts], offsets=xy,
-                         offset_transform=ax.transData,
-                         transform=Affine2D().scale(1 / 72) + ax.get_figure().dpi_scale_trans,
-                         facecolors=colour, edgecolors="none", linewidths=0, zorder=3)
-    col.set_in_layout(False)
-    ax.add_collection(col, autolim=False)
 
 
 def _table(ax, s, cols: int) -> None:
@@ -86,7 +47,7 @@ def _table(ax, s, cols: int) -> None:
                 xy.append((c + 0.5, layer))
                 words.append(f"{cell.page}")
     for colour, (xy, words) in labels.items():
-        _labels(ax, xy, words, 6.5 if text else 5.5, colour)
+        glyph_labels(ax, xy, words, 6.5 if text else 5.5, colour)  # one collection (glyphs.py)
     ax.set_xlim(0, cols)
     ax.set_ylim(len(kinds) - 0.5, -0.5)
     ax.set_yticks(range(len(kinds)), [f"layer {i} {k.upper()}" for i, k in enumerate(kinds)])

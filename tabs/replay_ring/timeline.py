@@ -3,20 +3,15 @@ pushes, pops and overwrites over the same verify steps."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
-from matplotlib.collections import PathCollection, PolyCollection
+from matplotlib.collections import PolyCollection
 from matplotlib.colors import BoundaryNorm, ListedColormap
-from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
-from matplotlib.path import Path
-from matplotlib.textpath import TextPath
-from matplotlib.transforms import Affine2D
 
 from core.spec.session import SlotKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.glyphs import labels
 from tabs.palette import ROLE
 from tabs.replay_ring.common import DIM, KIND_COLOUR, KIND_LABEL, fixed_ticks, session, shown_steps
 
@@ -37,35 +32,6 @@ COUNT_LIFT_PT = 4.0  # a flush count's baseline above the axes: 2 pt clear of it
 # when the snapshot panel's lowest y tick has two digits (-10 or below, capacity >= 12).
 PANEL_X = {False: (0.052448, 0.62617), True: (0.060448, 0.61825)}  # wide: (left, width)
 TOP_Y, TOP_H, BOTTOM_Y, BOTTOM_H = 0.407723, 0.535627, 0.069618, 0.232881
-
-
-@lru_cache(maxsize=1024)
-def _number_outline(n: int, bold: bool = False) -> Path:
-    """The glyph outlines of str(n) at CELL_PT in points: centred on (0, 0), or for a bold one
-    (a flush count) centred on x = 0 with its baseline COUNT_LIFT_PT above y = 0."""
-    path = TextPath((0, 0), str(n), size=CELL_PT,
-                    prop=FontProperties(weight="bold" if bold else "normal"))
-    box = path.get_extents()
-    dy = COUNT_LIFT_PT if bold else -(box.y0 + box.y1) / 2
-    return path.transformed(Affine2D().translate(-(box.x0 + box.x1) / 2, dy))
-
-
-def _numbers(ax, xy: list[tuple[float, float]], values: list[int], *, bold: bool = False,
-             transform=None, clip_on: bool = True, **kw) -> None:
-    """Write the integers `values` at xy (in `transform`, by default data coordinates).
-
-    NOTE: one PathCollection of glyph outlines, not a Text per number: up to ~180 cell numbers
-    (small ring, long drafts) and the flush counts were most of this figure's layout and draw
-    time (issue 14)."""
-    if not values:
-        return
-    numbers = PathCollection([_number_outline(v, bold) for v in values], offsets=xy,
-                             offset_transform=transform or ax.transData,
-                             transform=Affine2D().scale(1 / 72) + ax.get_figure().dpi_scale_trans,
-                             edgecolors="none", linewidths=0, zorder=3, **kw)
-    numbers.set_in_layout(False)  # in the cells or the title's pad: no room to make
-    ax.add_collection(numbers, autolim=False)
-    numbers.set_clip_on(clip_on)
 
 
 def _stride(n: int) -> int:
@@ -96,8 +62,8 @@ def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
         cells = [(col, slot, int(tok)) for col, r in enumerate(recs[:k], start=1)
                  for slot, (kind, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True))
                  if kind in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK)]
-        _numbers(ax, [(c, s) for c, s, _ in cells], [t for _, _, t in cells],
-                 facecolors="white")
+        labels(ax, [(c, s) for c, s, _ in cells], [str(t) for _, _, t in cells], CELL_PT,
+               "white")  # one collection (tabs/glyphs.py)
     ax.plot(np.arange(1, k + 1) - 0.36, [r.start for r in recs[:k]], ">", ms=4,
             color=ROLE["annotation"], lw=0)
     gap, last = (1 if p.steps <= TEXT_MAX_STEPS else 2), -99
@@ -110,8 +76,8 @@ def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
         if r.flushed and col - last >= gap:  # keep the counts legible when flushes are dense
             counts.append((col - 0.5, r.flushed))
             last = col
-    _numbers(ax, [(x, 1.0) for x, _ in counts], [n for _, n in counts], bold=True,
-             transform=ax.get_xaxis_transform(), facecolors="black", clip_on=False)
+    labels(ax, [(x, 1.0) for x, _ in counts], [str(n) for _, n in counts], CELL_PT, "black",
+           bold=True, lift=COUNT_LIFT_PT, transform=ax.get_xaxis_transform(), clip_on=False)
     ax.set_ylabel("physical slot")
     if present:  # projector: fewer ticks, no cell numbers, the x axis shared with the panel below
         fixed_ticks(ax.xaxis, 1, p.steps, nbins=5, integer=True)

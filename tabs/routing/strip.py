@@ -15,16 +15,16 @@ from matplotlib.text import Text
 
 from core.routing import KINDS, select_experts
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, is_presenting, lab_figure, layout_edge
 from tabs.palette import ROLE
 from tabs.routing.common import KIND_COLOUR, setting
 
 # Normal mode places the panels by hand where constrained layout put them (figure fractions,
 # checked over every slider setting): the y tick labels, titles and x labels never move the
 # margins. Only a note written left-aligned right of its dashed line (max_rank at M = 12) can reach
-# past the panel's right edge: then both panels narrow until it ends at EDGE, as constrained
-# layout's did.
-LEFT, WIDTH, EDGE = 0.058448, 0.937385, 0.995833
+# past the panel's right edge: then both panels narrow until it ends at the layout edge
+# (tabs.figure.layout_edge), as constrained layout's did.
+LEFT, WIDTH = 0.058448, 0.937385
 TOP_Y, TOP_H, BOTTOM_Y, BOTTOM_H = 0.487666, 0.475614, 0.039935, 0.317076
 
 
@@ -34,14 +34,15 @@ def _place(fig, top, bottom) -> None:
         ax.set_position([LEFT, TOP_Y if ax is top else BOTTOM_Y, WIDTH,
                          TOP_H if ax is top else BOTTOM_H])
     renderer = fig.canvas.get_renderer()
+    edge = layout_edge(fig)
     lo, hi = top.get_xlim()
     for text in top.texts:
         if type(text) is not Text:  # the cache_prior lift arrows: inside the panel
             continue
         end = text.get_window_extent(renderer).x1 / fig.bbox.width
-        if end > EDGE:  # its right end is LEFT + at * width + tail (tail: its own width)
+        if end > edge:  # its right end is LEFT + at * width + tail (tail: its own width)
             at = (text.get_position()[0] - lo) / (hi - lo)
-            width = min(width, (EDGE - LEFT - (end - LEFT - at * WIDTH)) / at)
+            width = min(width, (edge - LEFT - (end - LEFT - at * WIDTH)) / at)
     if width < WIDTH:
         for ax in (top, bottom):
             x0, y0, _, h = ax.get_position().bounds
