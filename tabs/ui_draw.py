@@ -13,6 +13,7 @@ from gradio.components.plot import PlotData
 from matplotlib.figure import Figure
 
 from core.errors import ParamError
+from tabs import newest
 from tabs.alt import alt_text
 from tabs.controls import Slider
 from tabs.figure import FigureResult, lab_figure, render_png
@@ -108,16 +109,27 @@ def _drawers(figs: tuple[FigureSpec, ...], tab: TabSpec):
     yields (plot, table, title) per figure, each figure's as soon as it is drawn and
     gr.skip() for the others, so the page fills in figure by figure. One event instead of one
     per figure keeps the app's event count (and its build time) down; the figures draw one
-    after another, as they would anyway under the draw lock."""
+    after another, as they would anyway under the draw lock. A figure a newer draw of this
+    session has claimed since this one started is left to it (tabs/newest.py)."""
     names = union_params(figs)
     one = [_drawer(f, tab) for f in figs]
 
     def handle(request: gr.Request | None, *values: object):
         by_name = dict(zip(names, values, strict=True))
+        tickets = newest.take(request, [f.name for f in figs])
+        shown = False
         for i, (fig, draw) in enumerate(zip(figs, one, strict=True)):
+            if not tickets.current(fig.name):
+                continue
+            drawn = draw(request, *[by_name[p] for p in fig.params])
+            if not tickets.current(fig.name):
+                continue
             out: list[object] = [gr.skip()] * (3 * len(figs))
-            out[3 * i: 3 * i + 3] = draw(request, *[by_name[p] for p in fig.params])
+            out[3 * i: 3 * i + 3] = drawn
+            shown = True
             yield out
+        if not shown:  # a generator that yields nothing would blank its outputs
+            yield [gr.skip()] * (3 * len(figs))
 
     handle.__name__ = f"{figs[0].name}_and_{len(figs) - 1}_more_page"
     return handle
@@ -130,10 +142,15 @@ def union_params(figs: tuple[FigureSpec, ...]) -> tuple[str, ...]:
 
 def draw_all(tab: TabSpec, values: dict[str, object],
              request: gr.Request | None = None) -> list[object]:
-    """Plot, table and title of every figure of tab for values, in figure order."""
+    """Plot, table and title of every figure of tab for values, in figure order (skips for a
+    figure a newer draw of this session has claimed meanwhile: tabs/newest.py)."""
+    tickets = newest.take(request, [f.name for f in tab.figures])
     out: list[object] = []
     for fig in tab.figures:
-        out += list(_drawer(fig, tab)(request, *[values[p] for p in fig.params]))
+        drawn = (_drawer(fig, tab)(request, *[values[p] for p in fig.params])
+                 if tickets.current(fig.name) else None)
+        out += (list(drawn) if drawn is not None and tickets.current(fig.name)
+                else [gr.skip()] * 3)
     return out
 
 

@@ -87,10 +87,19 @@ def pytest_configure(config) -> None:
         RELEASES.unlink(missing_ok=True)
 
 
-def pytest_collection_modifyitems(items) -> None:
-    for item in items:
-        if item.get_closest_marker("e2e") is not None:
-            item.add_marker(pytest.mark.xdist_group("browser"))
+def pytest_xdist_make_scheduler(config, log):
+    """Every browser test on one worker (one app server, one chromium, their releases timed
+    while the other worker runs the rest); every other test goes wherever a worker is free.
+    xdist's own `--dist loadgroup` with xdist_group marks would say this, but under pytest 9 it
+    groups nothing: it renames each item's node id through `_nodeid`, which pytest 9 no longer
+    reads. So the grouping is by path, through xdist's documented scheduler hook."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserTestsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/e2e" if nodeid.startswith("tests/e2e/") else nodeid
+
+    return BrowserTestsTogether(config, log)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -1,0 +1,62 @@
+"""The newest draw of a figure wins, per browser session.
+
+Two draws of one figure can run at once: the figures' concurrency group has two slots, and a
+student moves a second slider (or picks a preset) before the first move's redraw is done.
+Whichever finished last would set the figure, so an older draw could overwrite a newer one and
+leave the page contradicting its own controls. So every page draw takes a ticket per figure
+when it starts (Gradio's queue starts a session's events in the order they were sent), and
+draws a figure only while no newer draw of that figure has started, checking again before it
+shows it: the newer draw reads the newer values. A figure the newer draw does not cover keeps
+the older draw, which is then still the newest for it.
+
+API calls (no browser session) always draw: each is its own request and answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterable
+
+import gradio as gr
+
+from tabs.present import session_key
+
+_NEWEST: dict[str, dict[str, int]] = {}  # session hash -> figure name -> newest ticket
+_COUNT = itertools.count(1)
+_LOCK = threading.Lock()
+
+
+class Tickets:
+    """One draw's claim on its figures."""
+
+    def __init__(self, key: str | None, mine: dict[str, int]) -> None:
+        self._key = key
+        self._mine = mine
+
+    def current(self, name: str) -> bool:
+        """True while no newer draw of figure `name` has started in this session."""
+        if self._key is None:
+            return True
+        with _LOCK:
+            return _NEWEST.get(self._key, {}).get(name) == self._mine[name]
+
+
+def take(request: gr.Request | None, names: Iterable[str]) -> Tickets:
+    """Claim figures `names` for a draw starting now."""
+    key = session_key(request)
+    if key is None:
+        return Tickets(None, {})
+    with _LOCK:
+        newest = _NEWEST.setdefault(key, {})
+        mine = {name: next(_COUNT) for name in names}
+        newest.update(mine)
+    return Tickets(key, mine)
+
+
+def forget(request: gr.Request | None) -> None:
+    """The session's page is gone (Gradio's unload)."""
+    key = session_key(request)
+    if key is not None:
+        with _LOCK:
+            _NEWEST.pop(key, None)
