@@ -6,7 +6,7 @@ Exports
                    at a time); generate(prompt, n_new, draft_len=gamma) decodes speculatively
   PromptLookup, Drafter   the default drafter (n-gram lookup in the request's own history)
   verify_window, commit   one verify pass with the step's arithmetic; commit a prefix of it
-  compare_decoding, gamma_sweep, PROMPT_KINDS, SpecComparison   speculative vs plain greedy,
+  compare_decoding, gamma_sweep, SpecComparison   speculative vs plain greedy,
                    side by side in one run (acceptance, bytes per pass, measured speedup)
   PrefillReport, GenerateReport, DecodeStep, VerifyStep, SpecSummary, ExpertLoads, PoolUsage
                    frozen reports for figures and tests (reports.py: the stream's order)
@@ -16,7 +16,7 @@ Oracle: a prefix hit yields the last logits of a cold HybridLM.forward of the sa
 every draft_len in [0, 8], because a verify window's logits equal the step's bit for bit.
 """
 
-from core.serve.compare import PROMPT_KINDS, SpecComparison, compare_decoding, gamma_sweep
+from core.serve.compare import SpecComparison, compare_decoding, gamma_sweep
 from core.serve.drafter import Drafter, PromptLookup
 from core.serve.engine import Engine
 from core.serve.reports import (
@@ -31,7 +31,7 @@ from core.serve.reports import (
 from core.serve.verify import Window, commit, verify_window
 
 __all__ = [
-    "PROMPT_KINDS", "DecodeStep", "Drafter", "Engine", "ExpertLoads", "GenerateReport",
+    "DecodeStep", "Drafter", "Engine", "ExpertLoads", "GenerateReport",
     "PoolUsage", "PrefillReport", "PromptLookup", "SpecComparison", "SpecSummary", "VerifyStep",
     "Window", "commit", "compare_decoding", "gamma_sweep", "verify_window",
 ]

@@ -1,7 +1,6 @@
-"""Speculative vs plain greedy decoding, side by side in one run, on three kinds of prompt.
+"""Speculative vs plain greedy decoding, side by side in one run, on the three kinds of prompt
+(core/serve/prompts.py).
 
-PROMPT_KINDS  repetitive code, records (one JSON object a line) and prose: prompt lookup drafts
-              well where the text repeats itself and poorly where it does not.
 compare_decoding(model, prompt, n_new, draft_len, repeat)
               alternates a plain greedy run and a speculative run on fresh engines (no prefix
               cache, all experts resident), `repeat` times each, and keeps each side's fastest
@@ -17,18 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.errors import ParamError, check_choice, check_int
+from core.errors import ParamError, check_int
 from core.model.model import HybridLM
 from core.serve.engine import MAX_DRAFT, Engine
+from core.serve.prompts import prompt
 from core.serve.reports import GenerateReport
 
-PROMPT_KINDS: dict[str, bytes] = {
-    "code": b"for i in range(10):\n    total += i\n" * 4,
-    "records": b'{"name": "heidi", "city": "perth", "age": 88, "active": false}\n' * 3,
-    "prose": (b"The module provides a way to read and write files in the archive format. "
-              b"Each member of the archive has a name, a size and a time of last change, "
-              b"and the functions below return them as a tuple. When the archive is "),
-}
 POOL_PAGES = 256
 
 
@@ -88,7 +81,7 @@ def compare_decoding(model: HybridLM, prompt: bytes, n_new: int, draft_len: int,
 
 def gamma_sweep(model: HybridLM, kind: str, gammas: Sequence[int] = tuple(range(1, 9)),
                 n_new: int = 64, repeat: int = 1) -> tuple[SpecComparison, ...]:
-    check_choice("kind", kind, PROMPT_KINDS)
+    text = prompt(kind)
     if not gammas:
         raise ParamError(f"gammas must list draft lengths in [1, {MAX_DRAFT}]")
-    return tuple(compare_decoding(model, PROMPT_KINDS[kind], n_new, g, repeat) for g in gammas)
+    return tuple(compare_decoding(model, text, n_new, g, repeat) for g in gammas)

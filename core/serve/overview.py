@@ -40,8 +40,9 @@ from core.paging.ledger import toy_geometry
 from core.prefix.hashing import block_hashes
 from core.serve.engine import KDA_CHUNK, MAX_DRAFT, Engine
 from core.serve.live import PAGE
+from core.serve.prompts import MAX_PROMPT, prompt
 from core.serve.reports import GenerateReport, PoolUsage, PrefillReport
-from core.serve.spec_sweep import MAX_NEW, MAX_PROMPT, prompt
+from core.serve.spec_sweep import MAX_NEW
 
 VNODES = DEMO_SIM.vnodes  # the fleet ring's virtual nodes per cluster, as the simulator's
 MAX_CLUSTERS = 64

@@ -1,12 +1,7 @@
 """Speculative decoding counted pass by pass: acceptance against draft length on the three
 prompt kinds, and the step timeline of one request with the bytes each rollback moved.
 
-PROMPTS   the three prompt kinds, cut from the shipped corpus's HELD-OUT documents (text the
-          model never trained on, in the domains it did): from a named document, the bytes after
-          an anchor, at most MAX_PROMPT of them, ending at a line break:
-            code     xml/sax/xmlreader.py: getters and setters that repeat one shape
-            records  generated/records/00654: one JSON object a line
-            prose    the pydoc topic on the debugger: English technical prose
+prompt(kind)  the three prompt kinds' held-out text: core/serve/prompts.py
 spec_run(model, kind, gamma, n_new)
           one speculative request (prompt(kind), a fresh engine with no prefix cache and every
           expert resident, as core.serve.compare.compare_decoding runs it) reduced to
@@ -27,53 +22,18 @@ adopts its last state and moves nothing.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from core.errors import ParamError, check_choice, check_int
-from core.model.corpus import split_documents
-from core.model.corpus_shipped import read_documents
 from core.model.model import HybridLM
 from core.serve.compare import POOL_PAGES
 from core.serve.engine import MAX_DRAFT, Engine
+from core.serve.prompts import prompt
 from core.serve.reports import GenerateReport
 
 GAMMAS = tuple(range(1, MAX_DRAFT + 1))
-MAX_PROMPT = 192  # prompt + n_new stays within the model's 256-byte training context
 MAX_NEW = 64
-
-
-@dataclass(frozen=True, slots=True)
-class PromptSource:
-    kind: str
-    source: str  # a held-out document of the shipped corpus
-    anchor: str  # the prompt starts here
-
-
-PROMPTS = (
-    PromptSource("code", "xml/sax/xmlreader.py", "    def getDTDHandler(self):"),
-    PromptSource("records", "generated/records/00654", '{"id": 1821,'),
-    PromptSource("prose", "pydoc_data/topics.py:debugger", 'The module "pdb" defines'),
-)
-KINDS = tuple(p.kind for p in PROMPTS)
-
-
-@functools.cache
-def prompt(kind: str) -> bytes:
-    """The prompt of one kind: at most MAX_PROMPT bytes of held-out text after its anchor, up
-    to and including the last line break."""
-    src = PROMPTS[KINDS.index(check_choice("kind", kind, KINDS))]
-    _, held = split_documents(list(read_documents()))
-    doc = next((d for d in held if d.source == src.source), None)
-    if doc is None:
-        raise ParamError(f"{src.source} is not a held-out document of the shipped corpus")
-    text = doc.text.encode()
-    at = text.find(src.anchor.encode())
-    if at < 0:
-        raise ParamError(f"{src.source} does not contain {src.anchor!r}")
-    window = text[at : at + MAX_PROMPT]
-    return window[: window.rfind(b"\n") + 1]
 
 
 @dataclass(frozen=True, slots=True)

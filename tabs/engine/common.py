@@ -7,7 +7,8 @@ import threading
 from functools import lru_cache
 
 from core.serve.engine import MAX_DRAFT
-from core.serve.spec_sweep import GAMMAS, KINDS, SpecRun, SpecSweep, plain_text, spec_run
+from core.serve.prompts import KINDS
+from core.serve.spec_sweep import GAMMAS, SpecRun, SpecSweep, plain_text, spec_run
 from tabs.model.common import model
 
 __all__ = ["GAMMAS", "KINDS", "KIND_STYLE", "MAX_DRAFT", "N_NEW", "plain", "run", "sweep"]

@@ -4,7 +4,7 @@ now on this machine for the chosen prompt kind and draft length."""
 from __future__ import annotations
 
 from core.serve.compare import compare_decoding
-from core.serve.spec_sweep import prompt
+from core.serve.prompts import prompt
 from tabs.engine.common import N_NEW
 from tabs.model.common import model
 

@@ -24,7 +24,8 @@ WORDS = {"res": "hits_resident (reuse)", "pre": "hits_prefetched (first use)",
          "c": "Evictions, drops, reads that never completed", "a_y": "gets per window",
          "b_y": "experts per window", "c_y": "events per window"}
 PRESENT_WORDS = {"res": "hits_resident", "pre": "hits_prefetched", "miss": "misses",
-                 "consumed": "out: hits_prefetched", "a": "Gets: resident hit, prefetched hit, miss",
+                 "consumed": "out: hits_prefetched",
+                 "a": "Gets: resident hit, prefetched hit, miss",
                  "b": "Loaded ahead: in (left bar) = out (right bar)",
                  "c": "Evictions, drops, failed reads", "a_y": "gets", "b_y": "experts",
                  "c_y": "events"}

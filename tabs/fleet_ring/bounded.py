@@ -65,7 +65,8 @@ def fleet_ring_bounded(vnodes: int, clusters: int, c: float, seed: int) -> Figur
         ax.set_xticks(x, cluster_labels(clusters))
         ax.set_xlim(-0.6, clusters - 0.4)
         ax.set_ylim(0, max(float(free.loads.max()), hot.cap) * 1.08)
-        ax.set_xlabel(f"cluster (Zipf s = {HOT_S} keys: {REQUESTS:,} requests, {PREFIXES} prefixes)")
+        ax.set_xlabel(
+            f"cluster (Zipf s = {HOT_S} keys: {REQUESTS:,} requests, {PREFIXES} prefixes)")
         ax.set_ylabel("requests placed")
         ax.set_title(f"c = {c:g}: hottest {int(hot.loads.max())} = {hot.max_over_mean:.3f}× "
                      "the mean, within the cap")
@@ -120,7 +121,8 @@ def fleet_ring_bounded_tradeoff(vnodes: int, clusters: int, c: float, seed: int)
         affinity.set_title("Tighter c: more keys spill")
         affinity.legend(loc="lower right")
     snap_layout(fig)
-    metrics: dict[str, float | int | bool] = {"c": c, "bound_over_mean": bound_over_mean(c, clusters)}
+    metrics: dict[str, float | int | bool] = {
+        "c": c, "bound_over_mean": bound_over_mean(c, clusters)}
     for s, _, _ in ZIPF:
         metrics |= {
             f"max_over_mean_{_tag(s)}": now[s].max_over_mean,

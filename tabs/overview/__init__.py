@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.serve.engine import MAX_DRAFT
 from core.serve.overview import MAX_CLUSTERS
-from core.serve.spec_sweep import KINDS
+from core.serve.prompts import KINDS
 from tabs.controls import Check, Choice, Slider
 from tabs.model.common import dims
 from tabs.overview.layers import overview_layers

@@ -23,8 +23,8 @@ from core.serve.scenarios import (
 from core.serve.sweep import SpacingSweep, spacing_sweep
 from tabs.model.common import model
 
-__all__ = ["CACHED", "MAX_LOOKUP_STEPS", "PRESETS", "REASON_WORDS", "SHARED", "SPACINGS", "base", "runs", "sweep",
-           "time_saved_now"]
+__all__ = ["CACHED", "MAX_LOOKUP_STEPS", "PRESETS", "REASON_WORDS", "SHARED", "SPACINGS", "base",
+           "runs", "sweep", "time_saved_now"]
 
 SPACINGS = tuple(range(1, 9))  # the hero's range: a checkpoint group every k blocks
 SHARED = len(DOCUMENT)  # tokens the hit / fallback / partial requests share with CACHED

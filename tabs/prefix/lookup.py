@@ -20,7 +20,8 @@ STATUS_WORD = {
 }
 BACK_OFF = {  # why stage 2 backs off past a boundary, as one step's words
     E.NO_CHECKPOINT: "holds no group (spacing)", E.EVICTED: "lost its group (evicted)",
-    E.PARTIAL: "has a partial group (a KDA layer missing)", E.NOT_READY: "has a group not ready yet",
+    E.PARTIAL: "has a partial group (a KDA layer missing)",
+    E.NOT_READY: "has a group not ready yet",
     E.LAST_TOKEN: "is the prompt's end (one token must still run)", E.READY: "is ready",
 }
 PASSED = {E.EVICTED: "evicted", E.PARTIAL: "partial (a KDA layer missing)",

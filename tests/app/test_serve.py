@@ -59,7 +59,8 @@ def test_two_sessions_get_their_own_outputs(app_url):
         assert html.escape(prompt) in last
         other = prompts[1 - prompts.index(prompt)]
         assert html.escape(other) not in last
-        assert "| reused_tokens | 0 |" in updates[-1][4]  # memory table: a fresh session reused nothing
+        # the memory table: a fresh session reused nothing
+        assert "| reused_tokens | 0 |" in updates[-1][4]
 
 
 @pytest.mark.parametrize(("field", "kw"), [

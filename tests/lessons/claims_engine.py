@@ -8,7 +8,8 @@ import math
 
 from core.kda.parallel import cp_crossover, cp_volume, k3_cp, toy_cp
 from core.model.weights import load_model
-from core.serve.spec_sweep import KINDS, SpecSweep, plain_text, prompt, spec_run
+from core.serve.prompts import KINDS, prompt
+from core.serve.spec_sweep import SpecSweep, plain_text, spec_run
 from tabs.engine import TAB
 from tabs.engine.common import GAMMAS, N_NEW
 from tabs.units import fmt_bytes

@@ -67,7 +67,8 @@ def shard_size() -> dict[str, object]:
 @claim(LESSON, "look at the first window of \"{scenario}\":** {k} cold experts are "
                "batch-loaded, then the first one is got {n} times. How many gets hit, and how many "
                "are reuse? <details><summary>Answer</summary> All {gets} gets hit, and {res} are "
-               "reuse: only the first get used the batch's load. The subtraction finds {agg} reuse.")
+               "reuse: only the first get used the batch's load. The subtraction finds {agg} "
+               "reuse.")
 def default_probe() -> dict[str, object]:
     """The Predict question is about the tab's default scenario, whose first window is the
     probe: one batch, then k gets of its first expert."""

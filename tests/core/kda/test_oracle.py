@@ -28,7 +28,8 @@ pytestmark = pytest.mark.oracle
 def fla():
     module = load_fla_kda_naive()
     if module is None:  # an oracle that is silently skipped checks nothing: fail instead
-        pytest.fail("fla-core (fla/ops/kda/naive.py) is missing: pip install -r requirements-dev.txt")
+        pytest.fail("fla-core (fla/ops/kda/naive.py) is missing: "
+                    "pip install -r requirements-dev.txt")
     return module
 
 

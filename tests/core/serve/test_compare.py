@@ -12,14 +12,15 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ParamError
-from core.serve.compare import PROMPT_KINDS, compare_decoding, gamma_sweep
+from core.serve.compare import compare_decoding, gamma_sweep
+from core.serve.prompts import prompt
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_repetitive_code_is_accepted_and_identical(shipped):
-    c = compare_decoding(shipped, PROMPT_KINDS["code"], 12, 4, repeat=1)
-    assert c.same_text and c.plain.text == shipped.generate(PROMPT_KINDS["code"], 12)
+    c = compare_decoding(shipped, prompt("code"), 12, 4, repeat=1)
+    assert c.same_text and c.plain.text == shipped.generate(prompt("code"), 12)
     s = c.spec.spec
     assert c.acceptance == s.accepted / s.drafted
     assert c.bytes_per_pass == 12 / (1 + len(c.spec.verify)) > 1

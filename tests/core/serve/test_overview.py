@@ -17,7 +17,7 @@ from core.fleet.ring import ConsistentHashRing
 from core.prefix.entries import HIT, MISS
 from core.prefix.hashing import block_hashes
 from core.serve.overview import PAGE, VNODES, fleet_route, serve_path
-from core.serve.spec_sweep import prompt
+from core.serve.prompts import prompt
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 N_NEW = 8

@@ -20,13 +20,10 @@ from core.model.corpus import split_documents
 from core.model.corpus_shipped import read_documents
 from core.serve.compare import POOL_PAGES
 from core.serve.engine import Engine
+from core.serve.prompts import KINDS, MAX_PROMPT, PROMPTS, prompt
 from core.serve.spec_sweep import (
-    KINDS,
-    MAX_PROMPT,
-    PROMPTS,
     SpecSweep,
     plain_text,
-    prompt,
     rows,
     spec_run,
 )

@@ -1,0 +1,55 @@
+"""The three kinds of prompt speculative decoding is measured on, one definition for the lab.
+
+PROMPTS   cut from the shipped corpus's HELD-OUT documents (text the model never trained on, in
+          the domains it did): from a named document, the bytes after an anchor, at most
+          MAX_PROMPT of them, ending at a line break:
+            code     xml/sax/xmlreader.py: getters and setters that repeat one shape
+            records  generated/records/00654: one JSON object a line
+            prose    the pydoc topic on the debugger: English technical prose
+          Prompt lookup drafts well where the text repeats itself (records, code) and poorly
+          where it does not (prose).
+prompt(kind)  the bytes of one kind (ParamError naming `kind` for any other).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from core.errors import ParamError, check_choice
+from core.model.corpus import split_documents
+from core.model.corpus_shipped import read_documents
+
+MAX_PROMPT = 192  # prompt + n_new stays within the model's 256-byte training context
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSource:
+    kind: str
+    source: str  # a held-out document of the shipped corpus
+    anchor: str  # the prompt starts here
+
+
+PROMPTS = (
+    PromptSource("code", "xml/sax/xmlreader.py", "    def getDTDHandler(self):"),
+    PromptSource("records", "generated/records/00654", '{"id": 1821,'),
+    PromptSource("prose", "pydoc_data/topics.py:debugger", 'The module "pdb" defines'),
+)
+KINDS = tuple(p.kind for p in PROMPTS)
+
+
+@functools.cache
+def prompt(kind: str) -> bytes:
+    """The prompt of one kind: at most MAX_PROMPT bytes of held-out text after its anchor, up
+    to and including the last line break."""
+    src = PROMPTS[KINDS.index(check_choice("kind", kind, KINDS))]
+    _, held = split_documents(list(read_documents()))
+    doc = next((d for d in held if d.source == src.source), None)
+    if doc is None:
+        raise ParamError(f"{src.source} is not a held-out document of the shipped corpus")
+    text = doc.text.encode()
+    at = text.find(src.anchor.encode())
+    if at < 0:
+        raise ParamError(f"{src.source} does not contain {src.anchor!r}")
+    window = text[at : at + MAX_PROMPT]
+    return window[: window.rfind(b"\n") + 1]
