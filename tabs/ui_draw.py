@@ -13,7 +13,7 @@ from gradio.components.plot import PlotData
 from matplotlib.figure import Figure
 
 from core.errors import ParamError
-from tabs import newest
+from tabs import newest, warm
 from tabs.alt import alt_text
 from tabs.controls import Slider
 from tabs.figure import FigureResult, lab_figure, render_png
@@ -77,13 +77,17 @@ def _handler(fig: FigureSpec, tab: TabSpec):
     return handle
 
 
-def title_markdown(fig: FigureSpec, stale: str = "") -> str:
-    """The figure's heading; while the figure is stale, a visible line saying so and why."""
+def title_markdown(fig: FigureSpec, stale: str = "", computing: str = "") -> str:
+    """The figure's heading; while the figure is stale, a visible line saying so and why; while
+    it waits for the warm-up's sweep (tabs/warm.py), a line saying what is being computed."""
     head = f"#### {fig.title}"
-    if not stale:
-        return head
-    return (f"{head}\n\n<span class='stale-note'>⚠ Stale: this figure still shows the previous "
-            f"settings; it could not be redrawn ({stale}).</span>")
+    if stale:
+        return (f"{head}\n\n<span class='stale-note'>⚠ Stale: this figure still shows the "
+                f"previous settings; it could not be redrawn ({stale}).</span>")
+    if computing:
+        return (f"{head}\n\n<span class='computing-note'>⏳ Computing {computing}: once for "
+                f"this server, a few seconds. The figure appears when it is done.</span>")
+    return head
 
 
 def _drawer(fig: FigureSpec, tab: TabSpec):
@@ -121,6 +125,11 @@ def _drawers(figs: tuple[FigureSpec, ...], tab: TabSpec):
         for i, (fig, draw) in enumerate(zip(figs, one, strict=True)):
             if not tickets.current(fig.name):
                 continue
+            slow = warm.waiting(fig.name)
+            if slow is not None:  # opened before the warm-up computed its sweep: say why
+                note: list[object] = [gr.skip()] * (3 * len(figs))
+                note[3 * i + 2] = title_markdown(fig, computing=slow.what)
+                yield note
             drawn = draw(request, *[by_name[p] for p in fig.params])
             if not tickets.current(fig.name):
                 continue

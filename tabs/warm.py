@@ -7,7 +7,10 @@ first student to open one of those tabs would otherwise wait for it inside the t
 `warm_in_background` starts one daemon thread that computes them in tab order a few seconds
 after launch, once the first page has been served; a tab opened meanwhile waits on the same
 lock for the same result, never a second computation. Nothing here draws a figure (figures
-draw under the lab's draw lock and would hold up redraws).
+draw under the lab's draw lock and would hold up redraws). A figure drawn on the page before
+its sweep is ready says so in its heading while it waits (`waiting`: tabs/ui_draw.py), so a
+student who opens the tab that early sees why it takes seconds; no slider's redraw ever waits
+on a sweep (none depends on a control).
 """
 
 from __future__ import annotations
@@ -16,35 +19,53 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 log = logging.getLogger("serving_lab")
 
 START_DELAY_S = 5.0
 
 
-def warmers() -> tuple[tuple[str, Callable[[], object]], ...]:
-    """(what, compute) in registry order; imported late so building the app stays cheap."""
-    from tabs.engine.common import sweep as engine_sweep
-    from tabs.fleet_sim.capacity import sweeps as capacity_sweeps
-    from tabs.prefix.common import sweep as spacing_sweep
+@dataclass(frozen=True)
+class Warmer:
+    what: str  # in a student's words: "the ... sweep (what it runs)"
+    compute: Callable[[], object]  # cached and single-flight: a second call returns the first's
+    ready: Callable[[], bool]  # computed already (a cache lookup, no work)
+    figure: str  # the figure that draws it
 
-    return (("prefix cache: checkpoint-spacing sweep", spacing_sweep),
-            ("engine: acceptance sweep over draft lengths", engine_sweep),
-            ("fleet: capacity sweep", capacity_sweeps))
+
+def warmers() -> tuple[Warmer, ...]:
+    """In registry order; imported late so building the app stays cheap."""
+    from tabs.engine import common as engine
+    from tabs.fleet_sim import capacity
+    from tabs.prefix import common as prefix
+
+    return (Warmer("the checkpoint-spacing sweep (the prefix cache at every spacing)",
+                   prefix.sweep, prefix.sweep_ready, "prefix_spacing"),
+            Warmer(f"the acceptance sweep ({len(engine.KINDS) * len(engine.GAMMAS)} speculative "
+                   "requests, each checked against plain decoding)", engine.sweep,
+                   engine.sweep_ready, "engine_acceptance"),
+            Warmer("the capacity sweep (fleet simulations at every arrival rate)",
+                   capacity.sweeps, capacity.sweeps_ready, "fleet_sim_capacity"))
+
+
+def waiting(figure: str) -> Warmer | None:
+    """The warm-up figure `figure` would wait for if drawn now (None: nothing to wait for)."""
+    return next((w for w in warmers() if w.figure == figure and not w.ready()), None)
 
 
 def warm_all() -> dict[str, float]:
     """Compute every warmer now; seconds each (a failure is logged, never raised: the tab's
     own draw then computes it and shows the error in the figure's place)."""
     took: dict[str, float] = {}
-    for what, compute in warmers():
+    for w in warmers():
         t0 = time.perf_counter()
         try:
-            compute()
+            w.compute()
         except Exception:  # noqa: BLE001 - a background warm-up must not kill the server
-            log.exception("warm-up of %s failed", what)
+            log.exception("warm-up of %s failed", w.what)
             continue
-        took[what] = time.perf_counter() - t0
+        took[w.what] = time.perf_counter() - t0
     return took
 
 

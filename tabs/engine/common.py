@@ -11,7 +11,8 @@ from core.serve.prompts import KINDS
 from core.serve.spec_sweep import GAMMAS, SpecRun, SpecSweep, plain_text, spec_run
 from tabs.model.common import model
 
-__all__ = ["GAMMAS", "KINDS", "KIND_STYLE", "MAX_DRAFT", "N_NEW", "plain", "run", "sweep"]
+__all__ = ["GAMMAS", "KINDS", "KIND_STYLE", "MAX_DRAFT", "N_NEW", "plain", "run", "sweep",
+           "sweep_ready"]
 
 N_NEW = 32  # bytes generated per request: the sweep of every (kind, gamma) stays a few seconds
 KIND_STYLE = {  # colour, marker: one per prompt kind, on every figure of the tab
@@ -51,6 +52,10 @@ def sweep() -> SpecSweep:
     """Every kind at every gamma, each run checked against plain greedy decoding."""
     with _LOCK:
         return _sweep()
+
+
+def sweep_ready() -> bool:
+    return _sweep.cache_info().currsize > 0
 
 
 @lru_cache(maxsize=1)

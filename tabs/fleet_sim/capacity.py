@@ -52,6 +52,10 @@ def sweeps() -> tuple[LoadSweep, LoadSweep]:
         return _sweeps()
 
 
+def sweeps_ready() -> bool:
+    return _sweeps.cache_info().currsize > 0
+
+
 @lru_cache(maxsize=1)
 def _sweeps() -> tuple[LoadSweep, LoadSweep]:
     failing = fleet_config(ROUTERS[0], FAIL_AT)  # load_sweep sets the router of each row

@@ -24,7 +24,8 @@ from core.serve.sweep import SpacingSweep, spacing_sweep
 from tabs.model.common import model
 
 __all__ = ["CACHED", "MAX_LOOKUP_STEPS", "PRESETS", "REASON_WORDS", "SHARED", "SPACINGS", "base",
-           "runs", "sweep", "time_saved_now"]
+           "runs", "sweep", "sweep_ready",
+           "time_saved_now"]
 
 SPACINGS = tuple(range(1, 9))  # the hero's range: a checkpoint group every k blocks
 SHARED = len(DOCUMENT)  # tokens the hit / fallback / partial requests share with CACHED
@@ -84,6 +85,10 @@ def _runs(checkpoint_every: int) -> dict[str, PresetRun]:
 def sweep() -> SpacingSweep:
     with _ENGINE_LOCK:
         return _sweep()
+
+
+def sweep_ready() -> bool:
+    return _sweep.cache_info().currsize > 0
 
 
 @lru_cache(maxsize=1)

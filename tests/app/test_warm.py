@@ -1,30 +1,55 @@
 """The background warm-up computes exactly the sweeps the tabs read: afterwards each of those
-tabs' first draw is a cache lookup (the same object), and a failing warmer is logged, not
-raised."""
+tabs' first draw is a cache lookup (the same object) and `ready` says so; a failing warmer is
+logged, not raised; a page draw of a figure whose sweep is not ready yet first says in its
+heading what is being computed."""
 
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 
 import pytest
 
 import tabs.warm as warm
+from tabs.registry import REGISTRY
+from tabs.ui_draw import _drawers
 
 pytestmark = pytest.mark.app
 
 
 def test_warm_all_fills_the_caches_the_tabs_read():
     took = warm.warm_all()
-    assert set(took) == {what for what, _ in warm.warmers()}
-    for _, compute in warm.warmers():
-        assert compute() is compute()  # cached: the tab's draw gets this very object
+    assert set(took) == {w.what for w in warm.warmers()}
+    for w in warm.warmers():
+        assert w.compute() is w.compute()  # cached: the tab's draw gets this very object
+        assert w.ready() and warm.waiting(w.figure) is None
+
+
+def test_each_warmer_names_a_figure_of_the_lab():
+    names = {f.name for t in REGISTRY for f in t.figures}
+    assert {w.figure for w in warm.warmers()} <= names
 
 
 def test_a_failing_warmer_is_logged_and_the_rest_still_run(monkeypatch, caplog):
     def boom() -> None:
         raise RuntimeError("no")
 
-    monkeypatch.setattr(warm, "warmers", lambda: (("bad", boom), ("good", lambda: 1)))
+    monkeypatch.setattr(warm, "warmers", lambda: (
+        warm.Warmer("bad", boom, lambda: False, "x"), warm.Warmer("good", lambda: 1, bool, "y")))
     with caplog.at_level(logging.ERROR, logger="serving_lab"):
         took = warm.warm_all()
     assert list(took) == ["good"] and "warm-up of bad failed" in caplog.text
+
+
+def test_a_figure_waiting_for_its_sweep_says_so_before_it_is_drawn(monkeypatch):
+    tab = next(t for t in REGISTRY if t.id == "paging")
+    fig = tab.figures[0]
+    pending = warm.Warmer("the test sweep", lambda: None, lambda: False, fig.name)
+    monkeypatch.setattr(warm, "warmers", lambda: (pending,))
+    d = tab.defaults()
+    rows = list(_drawers((fig,), tab)(SimpleNamespace(session_hash="w1"),
+                                      *[d[p] for p in fig.params]))
+    assert len(rows) == 2
+    note, drawn = rows
+    assert "Computing the test sweep" in note[2] and note[0] == note[1] == {"__type__": "update"}
+    assert drawn[2] == f"#### {fig.title}" and drawn[0] is not None  # the heading is plain again
