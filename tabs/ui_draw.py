@@ -85,8 +85,8 @@ def title_markdown(fig: FigureSpec, stale: str = "", computing: str = "") -> str
         return (f"{head}\n\n<span class='stale-note'>⚠ Stale: this figure still shows the "
                 f"previous settings; it could not be redrawn ({stale}).</span>")
     if computing:
-        return (f"{head}\n\n<span class='computing-note'>⏳ Computing {computing}: once for "
-                f"this server, a few seconds. The figure appears when it is done.</span>")
+        return (f"{head}\n\n<span class='computing-note'>Computing {computing}, once for "
+                f"this server: the figure appears in a few seconds.</span>")
     return head
 
 
