@@ -6,8 +6,6 @@ PROMPTS   cut from the shipped corpus's HELD-OUT documents (text the model never
             code     xml/sax/xmlreader.py: getters and setters that repeat one shape
             records  generated/records/00654: one JSON object a line
             prose    the pydoc topic on the debugger: English technical prose
-          Prompt lookup drafts well where the text repeats itself (records, code) and poorly
-          where it does not (prose).
 prompt(kind)  the bytes of one kind (ParamError naming `kind` for any other).
 """
 
