@@ -3,9 +3,11 @@
 A link's tab is drawn by the page load (tabs/shell.py), always: after the link's values are
 restored, so it draws exactly those. Selecting that tab from the server also fires the tab's
 select event, which draws a tab when a student opens it (tabs/ui_wire.py); drawn twice, the
-tab would cost twice. So the load marks the tab here before it is selected, and the select
-event's draw skips a tab so marked; the load's draw clears the mark when it is done, so a
-later click always draws (a select that arrives after that draws again, correctly).
+tab would cost twice. Worse, that select carries the controls' values from before the link's
+were applied, and under load it can wait in the queue until the load's draw is done: drawn
+then, it would put the defaults back over the link's figures. So the load marks the tab here
+before it selects it, and the first select of that tab in the session consumes the mark and
+draws nothing, whenever it arrives; every later select draws.
 """
 
 from __future__ import annotations
@@ -16,25 +18,36 @@ import gradio as gr
 
 from tabs.present import session_key
 
-_PENDING: dict[str, str] = {}  # session hash -> the tab the page load is drawing
+_PENDING: dict[str, tuple[str, set[str]]] = {}  # session -> (tab, its select draws to skip)
 _LOCK = threading.Lock()
 
 
-def load_will_draw(request: gr.Request | None, tab_id: str) -> None:
+def load_will_draw(request: gr.Request | None, tab_id: str,
+                   parts: tuple[str, ...] = ("figures",)) -> None:
+    """Mark tab_id: the first select draw of each of `parts` (its figures; a run tab's text
+    too) is skipped."""
     key = session_key(request)
     if key is not None:
         with _LOCK:
-            _PENDING[key] = tab_id
+            _PENDING[key] = (tab_id, set(parts))
 
 
-def select_skips(request: gr.Request | None, tab_id: str) -> bool:
-    """True while the page load is drawing tab_id: its select event then draws nothing."""
+def select_skips(request: gr.Request | None, tab_id: str, part: str = "figures") -> bool:
+    """True for the select the page load caused (the first of the marked tab, per part): it
+    draws nothing, the load draws the tab."""
     key = session_key(request)
     with _LOCK:
-        return key is not None and _PENDING.get(key) == tab_id
+        tab, parts = _PENDING.get(key, ("", set())) if key is not None else ("", set())
+        if tab != tab_id or part not in parts:
+            return False
+        parts.discard(part)
+        if not parts:
+            del _PENDING[key]
+        return True
 
 
-def load_drew(request: gr.Request | None) -> None:
+def forget(request: gr.Request | None) -> None:
+    """The session's page is gone (Gradio's unload)."""
     key = session_key(request)
     if key is not None:
         with _LOCK:

@@ -51,14 +51,11 @@ def _kick_draw(b: BuiltTab):
     run = b.tab.run
 
     def handle(request: gr.Request, *values: object):
-        try:
-            by_name = dict(zip(b.comps, values, strict=True))
-            for out in draw(request, *[by_name[p] for p in names]):
-                yield [*out, gr.skip()] if run is not None else out
-            if run is not None:
-                yield [*([gr.skip()] * n), run.text(run.final(**run_params(b.tab, by_name)))]
-        finally:
-            opening.load_drew(request)
+        by_name = dict(zip(b.comps, values, strict=True))
+        for out in draw(request, *[by_name[p] for p in names]):
+            yield [*out, gr.skip()] if run is not None else out
+        if run is not None:
+            yield [*([gr.skip()] * n), run.text(run.final(**run_params(b.tab, by_name)))]
 
     handle.__name__ = f"{b.tab.id}_link_draw"
     return handle
@@ -84,7 +81,9 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
         present.set_mode(request, r.present)
         linked = "tab" in query  # else leave the page alone: a click may already be on its way
         shown = r.tab.id if linked else built[0].tab.id
-        opening.load_will_draw(request, shown)  # its select event, if it fires, draws nothing
+        shown_tab = next(b.tab for b in built if b.tab.id == shown)
+        opening.load_will_draw(request, shown,  # its select event, if it fires, draws nothing
+                               ("figures", "run") if shown_tab.run is not None else ("figures",))
         updates: list[object] = []
         for b in built:
             updates += (control_updates(b.tab, r.values, only=set(query)) if b.tab is r.tab
@@ -107,3 +106,4 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
         None, None, kicks, js=KICK_OPEN_JS.replace("TAB_IDS", tab_ids), queue=False)
     demo.unload(present.forget)
     demo.unload(newest.forget)
+    demo.unload(opening.forget)

@@ -99,7 +99,7 @@ def _build_run(run: RunSpec, tab: TabSpec, comps: dict, outputs: dict, text: gr.
 
 def _open_run_text(run: RunSpec, tab: TabSpec):
     def handle(request: gr.Request | None, *values: object) -> str:
-        if opening.select_skips(request, tab.id):  # the page load is drawing this tab
+        if opening.select_skips(request, tab.id, "run"):  # the page load draws this tab
             return gr.skip()
         try:
             return run.text(run.final(**run_params(tab, dict(zip(run.params, values,
