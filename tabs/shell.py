@@ -80,8 +80,8 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
         r = parse_query(query)
         present.set_mode(request, r.present)
         linked = "tab" in query  # else leave the page alone: a click may already be on its way
-        shown = r.tab.id if linked else built[0].tab.id
-        shown_tab = next(b.tab for b in built if b.tab.id == shown)
+        shown_tab = r.tab if linked else built[0].tab
+        shown = shown_tab.id
         opening.load_will_draw(request, shown,  # its select event, if it fires, draws nothing
                                ("figures", "run") if shown_tab.run is not None else ("figures",))
         updates: list[object] = []

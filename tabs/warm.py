@@ -15,6 +15,7 @@ on a sweep (none depends on a control).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -34,6 +35,7 @@ class Warmer:
     figure: str  # the figure that draws it
 
 
+@functools.cache  # built once: `waiting` asks on every page draw
 def warmers() -> tuple[Warmer, ...]:
     """In registry order; imported late so building the app stays cheap."""
     from tabs.engine import common as engine
