@@ -15,48 +15,37 @@ API calls (no browser session) always draw: each is its own request and answer.
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Iterable
 
 import gradio as gr
 
-from tabs.present import session_key
+from tabs.sessions import SessionStore, session_key
 
-_NEWEST: dict[str, dict[str, int]] = {}  # session hash -> figure name -> newest ticket
+_NEWEST: SessionStore[dict[str, int]] = SessionStore()  # figure name -> newest ticket
 _COUNT = itertools.count(1)
-_LOCK = threading.Lock()
 
 
 class Tickets:
     """One draw's claim on its figures."""
 
-    def __init__(self, key: str | None, mine: dict[str, int]) -> None:
-        self._key = key
+    def __init__(self, request: gr.Request | None, mine: dict[str, int]) -> None:
+        self._request = request
         self._mine = mine
 
     def current(self, name: str) -> bool:
         """True while no newer draw of figure `name` has started in this session."""
-        if self._key is None:
+        if session_key(self._request) is None:
             return True
-        with _LOCK:
-            return _NEWEST.get(self._key, {}).get(name) == self._mine[name]
+        return _NEWEST.get(self._request, {}).get(name) == self._mine[name]
 
 
 def take(request: gr.Request | None, names: Iterable[str]) -> Tickets:
     """Claim figures `names` for a draw starting now."""
-    key = session_key(request)
-    if key is None:
+    if session_key(request) is None:
         return Tickets(None, {})
-    with _LOCK:
-        newest = _NEWEST.setdefault(key, {})
+
+    def claim(newest: dict[str, int] | None) -> tuple[dict[str, int], dict[str, int]]:
         mine = {name: next(_COUNT) for name in names}
-        newest.update(mine)
-    return Tickets(key, mine)
+        return {**(newest or {}), **mine}, mine
 
-
-def forget(request: gr.Request | None) -> None:
-    """The session's page is gone (Gradio's unload)."""
-    key = session_key(request)
-    if key is not None:
-        with _LOCK:
-            _NEWEST.pop(key, None)
+    return Tickets(request, _NEWEST.change(request, claim, {}))

@@ -12,43 +12,29 @@ draws nothing, whenever it arrives; every later select draws.
 
 from __future__ import annotations
 
-import threading
-
 import gradio as gr
 
-from tabs.present import session_key
+from tabs.sessions import SessionStore
 
-_PENDING: dict[str, tuple[str, set[str]]] = {}  # session -> (tab, its select draws to skip)
-_LOCK = threading.Lock()
+_PENDING: SessionStore[tuple[str, frozenset[str]]] = SessionStore()  # (tab, select draws to skip)
 
 
 def load_will_draw(request: gr.Request | None, tab_id: str,
                    parts: tuple[str, ...] = ("figures",)) -> None:
     """Mark tab_id: the first select draw of each of `parts` (its figures; a run tab's text
     too) is skipped."""
-    key = session_key(request)
-    if key is not None:
-        with _LOCK:
-            _PENDING[key] = (tab_id, set(parts))
+    _PENDING.put(request, (tab_id, frozenset(parts)))
 
 
 def select_skips(request: gr.Request | None, tab_id: str, part: str = "figures") -> bool:
     """True for the select the page load caused (the first of the marked tab, per part): it
     draws nothing, the load draws the tab."""
-    key = session_key(request)
-    with _LOCK:
-        tab, parts = _PENDING.get(key, ("", set())) if key is not None else ("", set())
-        if tab != tab_id or part not in parts:
-            return False
-        parts.discard(part)
-        if not parts:
-            del _PENDING[key]
-        return True
 
+    def consume(pending: tuple[str, frozenset[str]] | None
+                ) -> tuple[tuple[str, frozenset[str]] | None, bool]:
+        if pending is None or pending[0] != tab_id or part not in pending[1]:
+            return pending, False
+        rest = pending[1] - {part}
+        return ((tab_id, rest) if rest else None), True
 
-def forget(request: gr.Request | None) -> None:
-    """The session's page is gone (Gradio's unload)."""
-    key = session_key(request)
-    if key is not None:
-        with _LOCK:
-            _PENDING.pop(key, None)
+    return _PENDING.change(request, consume, False)

@@ -9,38 +9,22 @@ they get the figures the baselines pin.
 
 from __future__ import annotations
 
-import threading
 from contextlib import AbstractContextManager
 
 import gradio as gr
 
 from tabs.figure import presenting
+from tabs.sessions import SessionStore
 
-_ON: set[str] = set()  # session hashes presenting now
-_LOCK = threading.Lock()
-
-
-def session_key(request: gr.Request | None) -> str | None:
-    """The browser session a page event comes from (None for API calls without one)."""
-    return getattr(request, "session_hash", None) if request is not None else None
+_ON: SessionStore[bool] = SessionStore()  # sessions presenting now
 
 
 def set_mode(request: gr.Request | None, on: bool) -> None:
-    key = session_key(request)
-    if key is None:
-        return
-    with _LOCK:
-        (_ON.add if on else _ON.discard)(key)
+    _ON.put(request, on)
 
 
 def is_on(request: gr.Request | None) -> bool:
-    key = session_key(request)
-    with _LOCK:
-        return key is not None and key in _ON
-
-
-def forget(request: gr.Request | None) -> None:
-    set_mode(request, False)
+    return _ON.get(request, False)
 
 
 def drawing(request: gr.Request | None) -> AbstractContextManager[None]:

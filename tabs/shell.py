@@ -19,7 +19,7 @@ import json
 
 import gradio as gr
 
-from tabs import newest, opening, present
+from tabs import opening, present, sessions
 from tabs.share import parse_query
 from tabs.spec import run_params
 from tabs.ui import BuiltTab
@@ -104,6 +104,4 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
     toggle.change(None, [toggle], None, js=PRESENT_JS)  # also when a link turns it on
     toggle.input(record, [toggle], None, queue=False, api_visibility="private").then(
         None, None, kicks, js=KICK_OPEN_JS.replace("TAB_IDS", tab_ids), queue=False)
-    demo.unload(present.forget)
-    demo.unload(newest.forget)
-    demo.unload(opening.forget)
+    demo.unload(sessions.forget_all)  # presentation mode, the link's mark, the draw tickets

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from tabs import newest
+from tabs import newest, sessions
 from tabs.registry import REGISTRY
 from tabs.ui_draw import _drawers, draw_all, union_params
 
@@ -39,8 +39,8 @@ def test_a_newer_claim_makes_the_older_one_stale_for_that_figure_only():
     assert not old.current("a") and old.current("b") and new.current("a")
     assert theirs.current("a")  # another session's draws are its own
     assert newest.take(None, ["a"]).current("a")  # an API call always draws
-    newest.forget(me)
-    newest.forget(other)
+    sessions.forget_all(me)
+    sessions.forget_all(other)
 
 
 def test_an_older_draw_leaves_a_claimed_figure_to_the_newer_draw():
@@ -52,7 +52,7 @@ def test_an_older_draw_leaves_a_claimed_figure_to_the_newer_draw():
     newer = _drawers((F2,), TAB)(me, *_values((F2,)))
     assert _shown(next(newer)) == [True]  # the newer draw claims and shows F2
     assert list(older) == []  # F2 was claimed after the older draw started: not shown by it
-    newest.forget(me)
+    sessions.forget_all(me)
 
 
 def _claimed_right_after(monkeypatch, names: list[str]) -> None:
@@ -72,7 +72,7 @@ def test_a_draw_whose_every_figure_was_claimed_yields_one_row_of_skips(monkeypat
     _claimed_right_after(monkeypatch, [F1.name])
     rows = list(_drawers((F1,), TAB)(me, *_values((F1,))))
     assert rows == [[gr.skip()] * 3]  # one row, so Gradio never blanks the figure
-    newest.forget(me)
+    sessions.forget_all(me)
 
 
 def test_reset_and_presets_skip_a_figure_a_newer_draw_claimed(monkeypatch):
@@ -80,4 +80,4 @@ def test_reset_and_presets_skip_a_figure_a_newer_draw_claimed(monkeypatch):
     _claimed_right_after(monkeypatch, [F1.name])  # a slider's draw, right after reset starts
     out = draw_all(TAB, TAB.defaults(), me)
     assert out[0:3] == [gr.skip()] * 3 and _shown(out)[1]
-    newest.forget(me)
+    sessions.forget_all(me)

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tabs import opening
+from tabs import opening, sessions
 
 pytestmark = pytest.mark.app
 
@@ -36,5 +36,5 @@ def test_a_run_tab_skips_its_text_and_its_figures_once_each():
 def test_an_unloaded_page_forgets_its_mark():
     me = SimpleNamespace(session_hash="d")
     opening.load_will_draw(me, "paging")
-    opening.forget(me)
+    sessions.forget_all(me)
     assert not opening.select_skips(me, "paging")
