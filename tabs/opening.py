@@ -1,34 +1,59 @@
-"""Which draw opens a tab on a shared link, per browser session.
+"""Which draw opens a tab when a page opens, per browser session.
 
-A link's tab is drawn by the page load (tabs/shell.py), always: after the link's values are
-restored, so it draws exactly those. Selecting that tab from the server also fires the tab's
-select event, which draws a tab when a student opens it (tabs/ui_wire.py); drawn twice, the
-tab would cost twice. Worse, that select carries the controls' values from before the link's
-were applied, and under load it can wait in the queue until the load's draw is done: drawn
-then, it would put the defaults back over the link's figures. So the load marks the tab here
-before it selects it, and the first select of that tab in the session consumes the mark and
-draws nothing, whenever it arrives; every later select draws.
+The page load (tabs/shell.py) draws the tab the page shows, always: the first tab on a plain
+page, a shared link's tab after its values are restored, so it draws exactly those. A tab's
+select event also draws it (tabs/ui_wire.py), for a student opening it, and two selects fire
+that the student never asked for:
+
+- the mount's: the browser selects the first tab as the page mounts, before the load. Drawn,
+  it would cost a whole tab's figures on every page, and on a link to another tab it competes
+  for the figure slots with the link's own draw. So the first select of the first tab in a
+  session draws nothing; the load draws that tab, or the linked one, which the student sees.
+- the link's: selecting the linked tab fires its select, which carries the controls' values
+  from before the link's were applied and under load can wait in the queue until the load's
+  draw is done: drawn then, it would put the defaults back over the link's figures. So the load
+  marks the tab here before it selects it, and the first select of that tab in the session
+  consumes the mark and draws nothing, whenever it arrives; every later select draws.
+
+Both count per part: a run tab's text and its figures are skipped once each.
 """
 
 from __future__ import annotations
 
 import gradio as gr
 
+from tabs.registry import REGISTRY
 from tabs.sessions import SessionStore
 
+MOUNT_TAB = REGISTRY[0].id  # the tab a page shows as it mounts, before the load runs
+
+_MOUNTED: SessionStore[frozenset[str]] = SessionStore()  # parts whose mount select came
 _PENDING: SessionStore[tuple[str, frozenset[str]]] = SessionStore()  # (tab, select draws to skip)
 
 
 def load_will_draw(request: gr.Request | None, tab_id: str,
                    parts: tuple[str, ...] = ("figures",)) -> None:
-    """Mark tab_id: the first select draw of each of `parts` (its figures; a run tab's text
-    too) is skipped."""
+    """Mark tab_id, which the load is about to select: the first select draw of each of `parts`
+    (its figures; a run tab's text too) is skipped."""
     _PENDING.put(request, (tab_id, frozenset(parts)))
 
 
+def _mount_select(request: gr.Request | None, tab_id: str, part: str) -> bool:
+    if tab_id != MOUNT_TAB:
+        return False
+
+    def first(seen: frozenset[str] | None) -> tuple[frozenset[str], bool]:
+        seen = seen or frozenset()
+        return seen | {part}, part not in seen
+
+    return _MOUNTED.change(request, first, False)
+
+
 def select_skips(request: gr.Request | None, tab_id: str, part: str = "figures") -> bool:
-    """True for the select the page load caused (the first of the marked tab, per part): it
-    draws nothing, the load draws the tab."""
+    """True for a select the page's opening caused (the mount's, or the load's of the marked
+    tab, once per part): it draws nothing, the load draws the tab shown."""
+    if _mount_select(request, tab_id, part):
+        return True
 
     def consume(pending: tuple[str, frozenset[str]] | None
                 ) -> tuple[tuple[str, frozenset[str]] | None, bool]:

@@ -82,8 +82,9 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
         linked = "tab" in query  # else leave the page alone: a click may already be on its way
         shown_tab = r.tab if linked else built[0].tab
         shown = shown_tab.id
-        opening.load_will_draw(request, shown,  # its select event, if it fires, draws nothing
-                               ("figures", "run") if shown_tab.run is not None else ("figures",))
+        if shown != opening.MOUNT_TAB:  # the load selects it: that select draws nothing
+            opening.load_will_draw(request, shown, ("figures", "run") if shown_tab.run is not None
+                                   else ("figures",))
         updates: list[object] = []
         for b in built:
             updates += (control_updates(b.tab, r.values, only=set(query)) if b.tab is r.tab

@@ -154,6 +154,20 @@ def test_share_links_open_the_tab_with_those_values(page, app_url):
         assert float(box.input_value()) == value, tab.id
 
 
+def test_a_link_draws_only_its_tab_and_the_first_tab_draws_when_opened(page, app_url):
+    """The first tab's select as the page mounts draws nothing on a link to another tab (it
+    would compete with the link's draw); a student opening the first tab later gets it drawn."""
+    linked = next(t for t in REGISTRY[1:] if t.run is None)
+    first = REGISTRY[0].figures[0]
+    page.goto(f"{app_url}?tab={linked.id}")
+    for fig in linked.figures:
+        _img(page, fig.name).wait_for(state="visible", timeout=60_000)
+    assert _img(page, first.name).count() == 0, "the first tab was drawn on a link to another"
+    page.locator(f"#tab-{REGISTRY[0].id}-button").click()
+    want = _data_src(render_png(render(first, REGISTRY[0]).figure))
+    _wait_src(page, first, want)
+
+
 def test_a_bad_link_shows_a_note_not_an_error_page(page, app_url):
     page.goto(f"{app_url}?tab=no_such_tab&x=1")
     note = page.locator("#share-note")
