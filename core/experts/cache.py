@@ -270,6 +270,12 @@ class ExpertCache:
         return CacheSnapshot(self.n_slots, self.slot_bytes, self.compat, self._acct.window,
                              self._log.seq, tuple(slots))
 
+    @property
+    def seq(self) -> int:
+        """The newest event's sequence number (0 before any): pass it to `events` later to
+        read only what happened since."""
+        return self._log.seq
+
     def events(self, since: int = 0) -> tuple[Event, ...]:
         """Logged events with seq > since (the log keeps the last log_capacity)."""
         return self._log.since(check_int("since", since, 0))

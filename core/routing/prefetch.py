@@ -98,7 +98,7 @@ class Prefetcher:
         self._pending: dict[int, frozenset[int]] = {}
         self._n = [[0] * 9 for _ in range(self.n_layers)]  # PrefetchMeters fields per layer
         self.issues: list[tuple[int, int]] = []  # (reads, device bytes) per get_many
-        self._seq = cache.events()[-1].seq if cache.events() else 0  # events already seen
+        self._seq = cache.seq  # events already seen
 
     def _tap(self, layer: int):
         def hook(_module: torch.nn.Module, args: tuple[torch.Tensor, ...]) -> None:

@@ -127,8 +127,7 @@ class RecordingProvider(RoutedProvider):
         self.counts: list[list[list[int]]] = []  # [step][layer] -> [resident, prefetched, waste]
         self.residency: list[torch.Tensor] | None = [] if keep_residency else None
         self._issued: dict[tuple[int, int], tuple[int, int]] = {}  # key -> (step, layer)
-        events = cache.events()
-        self._seq = events[-1].seq if events else 0
+        self._seq = cache.seq
 
     def resident(self, layer: int, n_experts: int) -> torch.Tensor:
         snap = super().resident(layer, n_experts)

@@ -60,8 +60,7 @@ class _Recorder(ExpertProvider):
         self.fetched = np.zeros((len(PHASES), n_layers), np.int64)
         self.loads = np.zeros((len(PHASES), n_layers), np.int64)
         self.phase: int | None = None  # None: not recording (the warm-up request)
-        past = self.cache.events()
-        self.seen = past[-1].seq if past else 0
+        self.seen = self.cache.seq
 
     def experts(self, layer: int, ids: Sequence[int]) -> Iterator[tuple[int, Triple]]:
         yield from self.inner.experts(layer, ids)
