@@ -147,9 +147,11 @@ def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str)
             fig.set_layout_engine("none")
             top, bottom = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
         lift = _strip(top, scores, res, order, dict(zip(ids, kinds, strict=True)), s)
+        took = ", ".join(f"e{e}" for e in ids)
         top.set_title(f"One token, one layer (step {mo.step}, layer {mo.layer}, a "
-                      f"{s.capacity}-slot cache): {s.words()} takes "
-                      f"{', '.join(f'e{e}' for e in ids)}: {int(sel.swaps[0])} substitute(s)",
+                      f"{s.capacity}-slot cache): "
+                      + (f"stock top-k takes {took}, substituting nothing" if s.route.stock
+                         else f"{s.words()} takes {took}: {int(sel.swaps[0])} substitute(s)"),
                       y=1.0)
         _weights(bottom, scores, order, ids, before, after, s.route.k)
         if not present:

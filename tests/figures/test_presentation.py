@@ -8,23 +8,17 @@ off the canvas. Each presentation PNG is written to test-results/presentation/ t
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-from matplotlib.figure import Figure
-from matplotlib.text import Text
-from matplotlib.transforms import Bbox
 from PIL import Image
 
 from tabs.figure import DPI, PRESENT_SCALE, lab_figure, presenting, render_png
 from tabs.registry import all_figures
 from tabs.spec import render
 from tests.conftest import RESULTS
+from tests.figures.drawn import drawn_texts, off_canvas
 
-DISPLAY_PX = 980  # the figure's width on screen, full width in a 1024 px window
 MIN_CSS_PX = 18.7  # 14 pt at 96 CSS px per inch
-CANVAS_SLACK_PX = 1.0  # antialiasing: a glyph may touch the edge
 MIN_AXES_PX = 60  # a plot narrower or shorter than this has been squeezed out by its text
 # Figures that cannot meet MIN_CSS_PX, each with its reason. Empty: every figure meets it.
 ALLOWLIST: dict[str, str] = {}
@@ -37,41 +31,6 @@ CASES = all_figures()
 OUT = RESULTS / "presentation"
 
 pytestmark = pytest.mark.figures
-
-
-class Drawn:
-    """A text as drawn: its size in CSS px at DISPLAY_PX and its visible extent in pixels."""
-
-    def __init__(self, text: Text, css_px: float, extent: Bbox) -> None:
-        self.text, self.css_px, self.extent = text, css_px, extent
-
-    def __repr__(self) -> str:
-        return f"{self.text.get_text()!r} at {self.css_px:.1f} px, extent {self.extent.bounds}"
-
-
-@contextmanager
-def drawn_texts(monkeypatch: pytest.MonkeyPatch, fig: Figure) -> Iterator[list[Drawn]]:
-    """Record every Text that actually draws (ticks outside the view, invisible or empty texts
-    and texts clipped away entirely do not)."""
-    drawn: list[Drawn] = []
-    original = Text.draw
-    width_px = fig.bbox.width
-
-    def draw(self: Text, renderer) -> None:
-        original(self, renderer)
-        if not self.get_visible() or not self.get_text().strip():
-            return
-        extent = self.get_window_extent(renderer)
-        clip = self.get_clip_box() if self.get_clip_on() else None
-        if clip is not None:
-            extent = Bbox.intersection(extent, clip)
-            if extent is None:
-                return
-        css_px = self.get_fontsize() * self.figure.dpi / 72 * DISPLAY_PX / width_px
-        drawn.append(Drawn(self, css_px, extent))
-
-    monkeypatch.setattr(Text, "draw", draw)
-    yield drawn
 
 
 def _size(png: bytes) -> tuple[int, int]:
@@ -94,9 +53,7 @@ def test_presentation_figure_is_legible(tab, fig, monkeypatch):
         small = [d for d in drawn if d.css_px < MIN_CSS_PX]
         assert not small, f"{fig.name}: text below {MIN_CSS_PX} px: {small[:5]}"
     w, h = normal
-    off = [d for d in drawn
-           if d.extent.x0 < -CANVAS_SLACK_PX or d.extent.y0 < -CANVAS_SLACK_PX
-           or d.extent.x1 > w + CANVAS_SLACK_PX or d.extent.y1 > h + CANVAS_SLACK_PX]
+    off = off_canvas(drawn, w, h)
     squeezed = [ax.get_title(loc="left") or ax.get_title() or ax.get_label()
                 for ax in figure.axes if _squeezed(ax)]
     problems = (f"text off the canvas ({w}x{h}): {off[:3]}" if off else "") + (
