@@ -71,7 +71,7 @@ class Setting:
     def words(self) -> str:
         """The setting in a few words, for titles."""
         if self.route.stock:
-            return "stock top-k (this setting substitutes nothing)"
+            return "stock top-k (no substitutes)"
         if self.method == "cache_prior":
             return f"cache_prior λ = {self.route.lam:.2f}"
         a = "" if self.alpha == 1.0 else f", α = {self.alpha:g}"

@@ -1,4 +1,5 @@
-"""Visual regression: every default figure of every tab against its reviewed baseline.
+"""Visual regression: every default figure of every tab against its reviewed baseline, and its
+layout checked as tests/figures/test_layout.py checks the other settings.
 
 Images compare by RMS over 0-255 (matplotlib.testing.compare.compare_images, tolerance below);
 metrics compare exactly after canonicalisation (floats to 6 significant digits, |x| < 1e-12 -> 0).
@@ -20,6 +21,7 @@ from tabs.metrics import canonical, to_json
 from tabs.registry import all_figures
 from tabs.spec import render
 from tests.conftest import REPO, RESULTS
+from tests.figures.drawn import drawn_texts, layout_problems
 
 BASELINE = REPO / "tests" / "figures" / "baseline"
 RMS_TOLERANCE = 2.0
@@ -29,8 +31,9 @@ pytestmark = pytest.mark.figures
 
 
 @pytest.mark.parametrize(("tab", "fig"), CASES, ids=[f.name for _, f in CASES])
-def test_figure_matches_baseline(tab, fig):
-    """The default figure looks like its baseline and shows exactly the golden numbers."""
+def test_figure_matches_baseline(tab, fig, monkeypatch):
+    """The default figure keeps its text on the canvas and apart, looks like its baseline and
+    shows exactly the golden numbers."""
     expected_png, expected_json = BASELINE / f"{fig.name}.png", BASELINE / f"{fig.name}.json"
     assert expected_png.exists() and expected_json.exists(), (
         f"no baseline for {fig.name}: run `python app.py --export tests/figures/baseline`"
@@ -39,7 +42,10 @@ def test_figure_matches_baseline(tab, fig):
     out = RESULTS / "figures"
     out.mkdir(parents=True, exist_ok=True)
     actual_png = out / f"{fig.name}-actual.png"
-    actual_png.write_bytes(render_png(result.figure))
+    with drawn_texts(monkeypatch, result.figure) as drawn:
+        actual_png.write_bytes(render_png(result.figure))
+    problems = layout_problems(result.figure, drawn)  # as tests/figures/test_layout.py
+    assert not problems, f"{fig.name}: {problems}"
     diff = compare_images(str(expected_png), str(actual_png), tol=RMS_TOLERANCE)
     golden = json.loads(expected_json.read_text())
     same_metrics = canonical(result.metrics) == golden
