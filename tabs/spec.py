@@ -22,11 +22,21 @@ class FigureSpec:
     params: tuple[str, ...]
 
 
+# A measurement's progress: (rounds done, rounds in all, what a round times).
+Progress = Callable[[int, int, str], None]
+
+
+def no_progress(done: int, total: int, what: str) -> None:
+    """Progress reported to no one (API calls, tests)."""
+
+
 @dataclass(frozen=True)
 class LiveSpec:
-    """Live text beside the figures: `fn(**params)` returns Markdown measured at call time
-    (e.g. wall-clock timings). Never a figure: not baselined, exported or in golden metrics;
-    `name` is its api_name."""
+    """Live text beside the figures: `fn(**params, progress=report)` returns Markdown measured
+    at call time (e.g. wall-clock timings), calling `report` (a Progress) as its rounds go.
+    Measured only when asked (a button on the page, or its API endpoint): times take seconds
+    and depend on what else the machine runs. Never a figure: not baselined, exported or in
+    golden metrics; `name` is its api_name."""
 
     name: str
     title: str
@@ -162,9 +172,10 @@ def render(
     return fig.fn(**_params(fig.params, tab, values))
 
 
-def render_live(live: LiveSpec, tab: TabSpec, values: Mapping[str, object] | None = None) -> str:
+def render_live(live: LiveSpec, tab: TabSpec, values: Mapping[str, object] | None = None,
+                progress: Progress = no_progress) -> str:
     """Validate values like render() does, then measure: Markdown, different on every call."""
-    return live.fn(**_params(live.params, tab, values))
+    return live.fn(**_params(live.params, tab, values), progress=progress)
 
 
 def run_params(tab: TabSpec, values: Mapping[str, object] | None = None) -> dict[str, object]:

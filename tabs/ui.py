@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` here: Gradio evaluates every event handler's type
 # hints when the app is built, and string annotations made that ~0.1 s of startup.
 
+import json
 from dataclasses import dataclass
 
 import gradio as gr
@@ -19,6 +20,18 @@ from tabs.ui_draw import _handler, control_updates, draw_all, plot_data, served,
 from tabs.ui_wire import OPTIONS, wire_controls, wire_figures
 
 __all__ = ["BuiltTab", "_handler", "build_tab", "draw_all", "plot_data"]
+
+NOT_MEASURED = ("Not measured yet: times depend on this machine and on what else it runs, so "
+                "they are taken only when you press "Measure on this machine" (a few seconds).")
+STALE = ("The controls have moved since this was measured: the table is for the settings it "
+         "names. Press "Measure on this machine" for the current ones.")
+# Shows the stale note once the panel holds a measurement (browser only, nothing queued).
+STALE_JS = """() => {
+  const panel = document.querySelector(PANEL);
+  const measured = panel && !panel.innerText.trim().startsWith('Not measured yet');
+  return measured ? {__type__: 'update', visible: true} : {__type__: 'update'};
+}"""
+HIDE_JS = "() => ({__type__: 'update', visible: false})"
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
@@ -52,9 +65,14 @@ def _controls(tab: TabSpec) -> dict[str, gr.components.Component]:
 
 
 def _live_handler(live: LiveSpec, tab: TabSpec):
-    def handle(*values: object) -> str:
+    """The measurement, with Gradio's progress bar over the panel (round by round)."""
+
+    def handle(progress=gr.Progress(), *values: object):  # noqa: B008 (Gradio's own idiom)
+        def report(done: int, total: int, what: str) -> None:
+            progress((done, total), desc=f"Timing on this machine: {what}", unit="rounds")
+
         try:
-            return render_live(live, tab, dict(zip(live.params, values, strict=True)))
+            return render_live(live, tab, dict(zip(live.params, values, strict=True)), report)
         except ParamError as e:
             raise gr.Error(str(e)) from None
 
@@ -110,19 +128,25 @@ def _open_run_text(run: RunSpec, tab: TabSpec):
     return handle
 
 
-def _build_live(live: LiveSpec, tab: TabSpec, comps: dict, on_open: list):
-    """A Markdown panel filled by its own endpoint: when the tab is opened and on "Measure
-    again" (and after a control it reads moves: tabs/ui_wire.py). Nothing is measured while
-    the app is built. Returns (handler, text) for the control wiring."""
+def _build_live(live: LiveSpec, tab: TabSpec, comps: dict) -> None:
+    """A Markdown panel filled by its own endpoint, only when the student presses "Measure on
+    this machine": a measurement takes seconds (rounds shown on a progress bar) and no slider
+    should wait for it. Once measured, moving a control it reads shows a note that the panel
+    is for the settings it names (a browser-only event: no server work, no queue)."""
     gr.Markdown(f"#### {live.title}", elem_classes=["figure-title"])
-    text = gr.Markdown("Measured when this tab opens.", elem_id=f"{live.name}-live")
-    again = gr.Button("Measure again", size="sm", elem_id=f"{live.name}-button")
-    handler = _live_handler(live, tab)
-    gr.on([again.click, *on_open], handler, inputs=[comps[p] for p in live.params],
-          outputs=[text], api_name=live.name, trigger_mode="always_last",
-          show_progress="minimal", concurrency_limit=1, concurrency_id="live",
-          preprocess=False)
-    return handler, text
+    text = gr.Markdown(NOT_MEASURED, elem_id=f"{live.name}-live")
+    stale = gr.Markdown(STALE, visible=False, elem_id=f"{live.name}-stale",
+                        elem_classes=["clamp-note"])
+    go = gr.Button("Measure on this machine", size="sm", elem_id=f"{live.name}-button")
+    go.click(_live_handler(live, tab), inputs=[comps[p] for p in live.params],
+             outputs=[text], api_name=live.name, trigger_mode="always_last",
+             show_progress="full", concurrency_limit=1, concurrency_id="live", preprocess=False)
+    go.click(None, None, [stale], js=HIDE_JS, queue=False, show_progress="hidden",
+             api_visibility="private")
+    shows = STALE_JS.replace("PANEL", json.dumps(f"#{live.name}-live"))
+    for p in live.params:
+        comps[p].change(None, None, [stale], js=shows, queue=False, show_progress="hidden",
+                        api_visibility="private")
 
 
 @dataclass(frozen=True)
@@ -199,7 +223,6 @@ def build_tab(tab: TabSpec) -> BuiltTab:
     opened = get_render_context()  # the enclosing gr.Tab: its select event draws the tab
     on_open = [opened.select] if isinstance(opened, gr.Tab) else []
     card, lesson = tab.lesson_parts()
-    live = None
     with gr.Row(equal_height=False, elem_classes=["lab-row"]):
         with gr.Column(scale=1, min_width=300, elem_classes=["lab-controls"]):
             if tab.presets:
@@ -234,7 +257,7 @@ def build_tab(tab: TabSpec) -> BuiltTab:
             for fig in tab.figures:
                 outputs[fig.name] = _figure(fig, tab, drawn=not on_open)
             if tab.live is not None:
-                live = _build_live(tab.live, tab, comps, on_open)
+                _build_live(tab.live, tab, comps)
             if tab.run is not None:
                 gr.Markdown("#### Measured on this machine (never on a figure)",
                             elem_classes=["figure-title"])
@@ -256,5 +279,5 @@ def build_tab(tab: TabSpec) -> BuiltTab:
                   inputs=[comps[p] for p in tab.run.params], outputs=[run_text],
                   api_visibility="private", preprocess=False, show_progress="hidden")
     wire_figures(tab, comps, outputs, on_open)
-    wire_controls(tab, comps, outputs, note, live)
+    wire_controls(tab, comps, outputs, note)
     return BuiltTab(tab, comps, outputs, run_text if tab.run is not None else None, note)

@@ -30,7 +30,6 @@ OPTIONS = dict(
     preprocess=False,  # raw values: our validation names the parameter and its range
 )
 PRIVATE = dict(api_visibility="private", **OPTIONS)
-LIVE = {**PRIVATE, "concurrency_limit": 1, "concurrency_id": "live"}
 
 
 def wire_figures(tab: TabSpec, comps: dict, outputs: dict, on_open: list) -> None:
@@ -74,28 +73,19 @@ def _clamp_step(tab: TabSpec, c: Slider, comps: dict, note: gr.Markdown):
         api_visibility="private")
 
 
-def wire_controls(tab: TabSpec, comps: dict, outputs: dict, note: gr.Markdown,
-                  live: tuple | None) -> None:
+def wire_controls(tab: TabSpec, comps: dict, outputs: dict, note: gr.Markdown) -> None:
     """Per control: clamp (sliders), then one event that draws the figure the control moves
-    most and then the others, each shown as soon as it is drawn, then the live panel. A run
-    tab's controls redraw nothing by themselves."""
+    most and then the others, each shown as soon as it is drawn. A run tab's controls redraw
+    nothing by themselves; no control measures the live panel (its button does)."""
     for c in tab.controls:
         start = _clamp_step(tab, c, comps, note) if isinstance(c, Slider) else None
-        if tab.run is not None:
-            continue
-        moved = {c.name, *(d.name for d in tab.followers(c.name))}
         figs = tab.redraw_order(c.name)
-        with_live = live is not None and bool(moved & set(tab.live.params))
-        events: list[tuple] = []
-        if figs:  # the figure the control moves most first, then the rest, in one event
-            events.append((_drawers(figs, tab), [comps[p] for p in union_params(figs)],
-                           [x for f in figs for x in outputs[f.name]], PRIVATE))
-        if with_live:
-            handler, text = live
-            events.append((handler, [comps[p] for p in tab.live.params], [text], LIVE))
-        prev = start
-        for fn, inputs, outs, options in events:  # the live panel measures once figures are up
-            if prev is not None:
-                prev = prev.then(fn, inputs=inputs, outputs=outs, **options)
-            else:  # a choice or a check: only a student's own change (presets set values too)
-                prev = gr.on([comps[c.name].input], fn, inputs=inputs, outputs=outs, **options)
+        if tab.run is not None or not figs:
+            continue
+        draw = _drawers(figs, tab)  # the figure the control moves most first, then the rest
+        inputs = [comps[p] for p in union_params(figs)]
+        outs = [x for f in figs for x in outputs[f.name]]
+        if start is not None:
+            start.then(draw, inputs=inputs, outputs=outs, **PRIVATE)
+        else:  # a choice or a check: only a student's own change (presets set values too)
+            gr.on([comps[c.name].input], draw, inputs=inputs, outputs=outs, **PRIVATE)

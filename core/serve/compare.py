@@ -13,7 +13,7 @@ Both sides produce the same bytes (the engine's oracle); `same_text` records it 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.errors import ParamError, check_int
@@ -61,13 +61,18 @@ def _engine(model: HybridLM) -> Engine:
 
 
 def compare_decoding(model: HybridLM, prompt: bytes, n_new: int, draft_len: int,
-                     repeat: int = 3) -> SpecComparison:
+                     repeat: int = 3,
+                     on_round: Callable[[int, int], None] | None = None) -> SpecComparison:
+    """Plain greedy vs speculative decoding of the same prompt, best of `repeat` runs each;
+    `on_round(done, repeat)` is called before each round and once at the end (progress)."""
     n_new = check_int("n_new", n_new, 1, 1024)
     draft_len = check_int("draft_len", draft_len, 1, MAX_DRAFT)
     repeat = check_int("repeat", repeat, 1, 100)
     plain: GenerateReport | None = None
     spec: GenerateReport | None = None
-    for _ in range(repeat):  # interleaved, so both sides see the same machine
+    for i in range(repeat):  # interleaved, so both sides see the same machine
+        if on_round is not None:
+            on_round(i, repeat)
         p = _engine(model).generate(prompt, n_new)
         s = _engine(model).generate(prompt, n_new, draft_len=draft_len)
         if plain is None or p.decode_seconds < plain.decode_seconds:
@@ -75,6 +80,8 @@ def compare_decoding(model: HybridLM, prompt: bytes, n_new: int, draft_len: int,
         if spec is None or s.decode_seconds < spec.decode_seconds:
             spec = s
     assert plain is not None and spec is not None
+    if on_round is not None:
+        on_round(repeat, repeat)
     return SpecComparison(prompt=prompt, n_new=n_new, draft_len=draft_len, plain=plain,
                           spec=spec, repeat=repeat)
 

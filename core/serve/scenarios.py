@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -208,13 +209,17 @@ class TimeSaved:
         return self.cold_seconds - self.reuse_seconds
 
 
-def time_saved(model: HybridLM, preset: str, base: Engine, repeat: int = 3) -> TimeSaved:
-    """Time the preset's request (safe lookup) on forks of `base` and on a cache-off engine."""
+def time_saved(model: HybridLM, preset: str, base: Engine, repeat: int = 3,
+               on_round: Callable[[int, int], None] | None = None) -> TimeSaved:
+    """Time the preset's request (safe lookup) on forks of `base` and on a cache-off engine;
+    `on_round(done, repeat)` is called before each round and once at the end (progress)."""
     preset = str(check_choice("preset", preset, PRESETS))
     repeat = check_int("repeat", repeat, 1, 50)
     prompt = request_of(preset)
     cold, warm, report = [], [], None
-    for _ in range(repeat):
+    for i in range(repeat):
+        if on_round is not None:
+            on_round(i, repeat)
         off = Engine(model, POOL_PAGES, prefix_cache=False)
         t0 = time.perf_counter()
         off.prefill(prompt)
@@ -223,4 +228,6 @@ def time_saved(model: HybridLM, preset: str, base: Engine, repeat: int = 3) -> T
         t0 = time.perf_counter()
         report = eng.prefill(prompt)
         warm.append(time.perf_counter() - t0)
+    if on_round is not None:
+        on_round(repeat, repeat)
     return TimeSaved(min(cold), min(warm), report.reused_tokens, report.computed_tokens, repeat)

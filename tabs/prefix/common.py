@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 
 import torch
@@ -96,6 +97,7 @@ def _sweep() -> SpacingSweep:
     return spacing_sweep([base(k) for k in SPACINGS], CACHED)
 
 
-def time_saved_now(checkpoint_every: int, preset: str):
+def time_saved_now(checkpoint_every: int, preset: str,
+                   on_round: Callable[[int, int], None] | None = None):
     """Measured now (never cached): the preset's prefill, cold vs with the cache."""
-    return time_saved(model(), preset, base(checkpoint_every))
+    return time_saved(model(), preset, base(checkpoint_every), on_round=on_round)

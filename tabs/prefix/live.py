@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from tabs.prefix.common import time_saved_now
+from tabs.spec import Progress, no_progress
 
 
-def prefix_time_saved(checkpoint_every: int, preset: str) -> str:
-    t = time_saved_now(checkpoint_every, preset)
+def prefix_time_saved(checkpoint_every: int, preset: str,
+                      progress: Progress = no_progress) -> str:
+    t = time_saved_now(checkpoint_every, preset,
+                       on_round=lambda i, n: progress(i, n, "a cold prefill, then a cached one"))
     ms = 1e3
     share = t.saved_seconds / t.cold_seconds if t.cold_seconds > 0 else 0.0
     return (

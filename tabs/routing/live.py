@@ -12,28 +12,31 @@ from core.routing.disk import disk as disk_preset
 from core.routing.speed import io_seconds, tokens_per_s
 from tabs.model.common import model
 from tabs.routing.common import ARM_NAMES, DIMS, setting
+from tabs.spec import Progress, no_progress
 
 STEPS = 12  # decode steps timed (all experts resident: compute only)
 
 
 @torch.no_grad()
-def step_seconds() -> float:
+def step_seconds(progress: Progress = no_progress) -> float:
     """Median wall time of one decode step of the shipped model, all experts resident."""
     m = model()
     state = m.new_state(1)
     times = []
-    for b in b"def count(items):\n"[:STEPS]:
+    for i, b in enumerate(b"def count(items):\n"[:STEPS]):
+        progress(i, STEPS, "one decode step")
         t0 = time.perf_counter()
         m.step(torch.tensor([b]), state)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
-def routing_speed(M: int, J: int, method: str, alpha: float, capacity: str, disk: str) -> str:
+def routing_speed(M: int, J: int, method: str, alpha: float, capacity: str, disk: str,
+                  progress: Progress = no_progress) -> str:
     s = setting(M, J, method, alpha, capacity)
     dk = disk_preset(disk)
     L = DIMS.n_layers
-    compute = step_seconds()
+    compute = step_seconds(progress)
     rows = []
     for a in ARM_NAMES:
         r = s.arms[a]

@@ -36,9 +36,9 @@ def test_live_spec_is_checked_like_a_figure():
 
 def test_bad_input_names_the_parameter():
     with pytest.raises(gr.Error, match="preset"):
-        _live_handler(PREFIX.live, PREFIX)(1, "nope")
+        _live_handler(PREFIX.live, PREFIX)(gr.Progress(), 1, "nope")
     with pytest.raises(gr.Error, match=r"checkpoint_every.*\[1, 8\]"):
-        _live_handler(PREFIX.live, PREFIX)(9, "hit")
+        _live_handler(PREFIX.live, PREFIX)(gr.Progress(), 9, "hit")
 
 
 def test_live_endpoint_measures(app_url):

@@ -153,3 +153,31 @@ def test_presentation_mode_is_per_session(browser, app_url):
     finally:
         one.close()
         two.close()
+
+
+def test_live_panel_measures_on_its_button_and_says_when_the_controls_moved(page, app_url):
+    """Opening a tab and moving a slider measure nothing (a measurement takes seconds); the
+    button measures for the current settings; a later move shows the stale note, which the
+    next measurement clears."""
+    tab = BY_ID["prefix"]
+    live = tab.live
+    page.goto(f"{app_url}?tab={tab.id}")
+    _wait_figures(page, tab)
+    panel = page.locator(f"#{live.name}-live")
+    stale = page.locator(f"#{live.name}-stale")
+    assert panel.inner_text().startswith("Not measured yet")
+    hero = tab.hero
+    box = page.locator(f"#{tab.id}-{hero.name} input[type=number]")
+    box.fill(str(hero.demo))
+    box.blur()
+    _wait_figures(page, tab, {hero.name: hero.demo})
+    assert panel.inner_text().startswith("Not measured yet")  # the move measured nothing
+    assert not stale.is_visible()  # nothing measured, so nothing stale
+    page.locator(f"#{live.name}-button").click()
+    panel.get_by_text(f"a checkpoint group every {hero.demo} block(s)").wait_for(timeout=60_000)
+    box.fill(str(hero.value))
+    box.blur()
+    stale.wait_for(state="visible", timeout=30_000)
+    page.locator(f"#{live.name}-button").click()
+    stale.wait_for(state="hidden", timeout=30_000)
+    panel.get_by_text(f"a checkpoint group every {hero.value} block(s)").wait_for(timeout=60_000)
