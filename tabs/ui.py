@@ -22,9 +22,9 @@ from tabs.ui_wire import OPTIONS, wire_controls, wire_figures
 __all__ = ["BuiltTab", "_handler", "build_tab", "draw_all", "plot_data"]
 
 NOT_MEASURED = ("Not measured yet: times depend on this machine and on what else it runs, so "
-                "they are taken only when you press "Measure on this machine" (a few seconds).")
+                "they are taken only when you press “Measure on this machine” (a few seconds).")
 STALE = ("The controls have moved since this was measured: the table is for the settings it "
-         "names. Press "Measure on this machine" for the current ones.")
+         "names. Press “Measure on this machine” for the current ones.")
 # Shows the stale note once the panel holds a measurement (browser only, nothing queued).
 STALE_JS = """() => {
   const panel = document.querySelector(PANEL);
