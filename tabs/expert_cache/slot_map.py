@@ -39,7 +39,7 @@ def where_words(run, p: Progress) -> str:
     at = "the opening" if st.group in ("probe", "setup") else (
         f"{unit} {st.group[1:]}" if unit == "chunk" else f"token {st.group[1:]}")
     if p.complete:
-        past = "" if p.token <= p.last_token else f" (asked {p.token}: past the end)"
+        past = "" if p.token <= p.last_token else f" (asked for {p.token})"
         return f"all {p.total} steps{past}"
     return f"up to {at}: step {p.shown} of {p.total}"
 

@@ -31,7 +31,7 @@ def shown_steps(step: int, steps: int) -> tuple[int, str]:
     """The last verify step shown, and what the figure shows in words (never a silent clamp)."""
     if step < steps:
         return step, f"steps 1-{step} of {steps}"
-    past = f" (asked {step}: past the end)" if step > steps else ""
+    past = f" (asked for {step})" if step > steps else ""
     return steps, f"steps 1-{steps} of {steps}: all{past}"
 
 

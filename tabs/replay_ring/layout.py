@@ -81,7 +81,7 @@ def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
         ax.text(c + (t - 1) / 2, ROW_Y - 0.5, "tentative" if present
                 else "window(tentative=True)", ha="center", va="top", fontsize=9)
         starts = [0] + [r.start for r in s.steps[:k] if r.flushed]
-        asked = f" (asked {step}: past the end)" if step > k else ""
+        asked = f" (asked for {step})" if step > k else ""
         if present:  # the long explanation is the lesson's; here the rule and the pointer
             chain = ("… → " if len(starts) > PRESENT_STARTS else "") + " → ".join(
                 map(str, starts[-PRESENT_STARTS:]))

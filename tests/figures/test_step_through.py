@@ -52,4 +52,4 @@ def test_default_whole_middle_part_past_the_end_all(tab, fig):
     past = render(fig, tab, {**shorter, name: int(c.maximum)})
     assert past.metrics["complete"] is True
     t = _titles(past.figure)
-    assert ": all" in t or "whole run" in t or "past the end" in t, t
+    assert ": all" in t or "whole run" in t or "asked for" in t, t
