@@ -1,6 +1,6 @@
 """Step-through figures: the default shows the whole run (the tab opens on its punchline), a
 middle step shows part of it and says so, and a step past the run's end shows everything and
-says so (never a silent clamp)."""
+says so (never a silent clamp), with that longer title still on the canvas."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from tabs.figure import render_png
 from tabs.registry import REGISTRY
 from tabs.spec import render
+from tests.figures.drawn import drawn_texts, layout_problems
 
 pytestmark = pytest.mark.figures
 
@@ -37,7 +38,7 @@ def test_every_step_through_figure_takes_its_control():
 
 
 @pytest.mark.parametrize(("tab", "fig"), CASES, ids=[f.name for _, f in CASES])
-def test_default_whole_middle_part_past_the_end_all(tab, fig):
+def test_default_whole_middle_part_past_the_end_all(tab, fig, monkeypatch):
     name, _, shorter = STEPPED[tab.id]
     c = tab.control(name)
     whole = render(fig, tab)
@@ -53,3 +54,7 @@ def test_default_whole_middle_part_past_the_end_all(tab, fig):
     assert past.metrics["complete"] is True
     t = _titles(past.figure)
     assert ": all" in t or "whole run" in t or "asked for" in t, t
+    with drawn_texts(monkeypatch, past.figure) as drawn:  # the longest title still fits
+        render_png(past.figure)
+    problems = layout_problems(past.figure, drawn)
+    assert not problems, problems
