@@ -27,7 +27,9 @@ from tabs.sessions import SessionStore
 
 MOUNT_TAB = REGISTRY[0].id  # the tab a page shows as it mounts, before the load runs
 
-_MOUNTED: SessionStore[frozenset[str]] = SessionStore()  # parts whose mount select came
+# Parts whose mount select came. Kept past an unload: a page that reconnects keeps its session,
+# and forgetting would make the student's next click on the first tab draw nothing.
+_MOUNTED: SessionStore[frozenset[str]] = SessionStore(on_unload=False)
 _PENDING: SessionStore[tuple[str, frozenset[str]]] = SessionStore()  # (tab, select draws to skip)
 
 

@@ -3,7 +3,8 @@
 The page's events carry a `gr.Request` whose `session_hash` names the browser session; API
 calls (gradio_client without a page) may carry none, and then nothing is stored and reads get
 the default. Every store made here is forgotten together when the session's page unloads
-(`forget_all`, wired once in tabs/shell.py), so no store outlives its page.
+(`forget_all`, wired once in tabs/shell.py), unless it is made to outlive a dropped
+connection (`on_unload=False`, bounded in size instead).
 """
 
 from __future__ import annotations
@@ -24,12 +25,20 @@ def session_key(request: gr.Request | None) -> str | None:
 
 
 class SessionStore(Generic[V]):
-    """A value per browser session."""
+    """A value per browser session.
 
-    def __init__(self) -> None:
+    `on_unload=False` keeps a session's value past its page's unload, for a fact that must
+    outlive a dropped connection: Gradio unloads a session when its heartbeat stops, and a
+    page that reconnects (a network blip, a laptop waking) keeps its session hash. Such a store
+    holds at most `max_sessions` values, dropping the oldest first.
+    """
+
+    def __init__(self, on_unload: bool = True, max_sessions: int = 10_000) -> None:
         self._values: dict[str, V] = {}
         self._lock = threading.Lock()
-        _STORES.append(self)
+        self._max = max_sessions
+        if on_unload:
+            _STORES.append(self)
 
     def get(self, request: gr.Request | None, default: V) -> V:
         key = session_key(request)
@@ -40,7 +49,12 @@ class SessionStore(Generic[V]):
         key = session_key(request)
         if key is not None:
             with self._lock:
-                self._values[key] = value
+                self._store(key, value)
+
+    def _store(self, key: str, value: V) -> None:
+        if key not in self._values and len(self._values) >= self._max:
+            del self._values[next(iter(self._values))]  # the oldest session's
+        self._values[key] = value
 
     def change(self, request: gr.Request | None,
                fn: Callable[[V | None], tuple[V | None, R]], default: R) -> R:
@@ -54,7 +68,7 @@ class SessionStore(Generic[V]):
             if new is None:
                 self._values.pop(key, None)
             else:
-                self._values[key] = new
+                self._store(key, new)
             return result
 
     def forget(self, request: gr.Request | None) -> None:

@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     from tabs.registry import REGISTRY
 
     opening = [f.name for f in REGISTRY[0].figures]
-    compiled = all(compileall.compile_dir(REPO / d, quiet=2) for d in ("core", "tabs"))
-    if not (compiled and compileall.compile_file(REPO / "app.py", quiet=2)):
+    compiled = [compileall.compile_dir(REPO / d, quiet=2) for d in ("core", "tabs")]
+    if not all([*compiled, compileall.compile_file(REPO / "app.py", quiet=2)]):
         print("warning: some of the lab's modules did not compile; starts will pay for them")
     with tempfile.TemporaryDirectory() as tmp:
         peer_py = Path(tmp) / "peer.py"

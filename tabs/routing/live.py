@@ -28,6 +28,7 @@ def step_seconds(progress: Progress = no_progress) -> float:
         t0 = time.perf_counter()
         m.step(torch.tensor([b]), state)
         times.append(time.perf_counter() - t0)
+    progress(STEPS, STEPS, "one decode step")
     return statistics.median(times)
 
 

@@ -61,3 +61,10 @@ def test_a_link_to_another_tab_skips_the_mount_and_the_links_select():
     assert not opening.select_skips(me, opening.MOUNT_TAB)  # the student clicks back: drawn
     assert not opening.select_skips(me, "paging")
     sessions.forget_all(me)
+
+
+def test_a_page_that_reconnects_keeps_its_mount_so_the_first_tab_still_draws():
+    me = SimpleNamespace(session_hash="h")
+    assert opening.select_skips(me, opening.MOUNT_TAB)  # the mount's
+    sessions.forget_all(me)  # the heartbeat dropped; the page reconnects with the same hash
+    assert not opening.select_skips(me, opening.MOUNT_TAB)  # the student's click draws
