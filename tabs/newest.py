@@ -15,7 +15,8 @@ API calls (no browser session) always draw: each is its own request and answer.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import gradio as gr
 
@@ -23,6 +24,7 @@ from tabs.sessions import SessionStore, session_key
 
 _NEWEST: SessionStore[dict[str, int]] = SessionStore()  # figure name -> newest ticket
 _COUNT = itertools.count(1)
+T = TypeVar("T")
 
 
 class Tickets:
@@ -37,6 +39,14 @@ class Tickets:
         if session_key(self._request) is None:
             return True
         return _NEWEST.get(self._request, {}).get(name) == self._mine[name]
+
+    def draw(self, name: str, draw: Callable[[], T]) -> T | None:
+        """`draw()` of figure `name` while this is its newest draw; None if a newer draw claimed
+        it before this one started drawing it or while it drew (the newer shows it instead)."""
+        if not self.current(name):
+            return None
+        drawn = draw()
+        return drawn if self.current(name) else None
 
 
 def take(request: gr.Request | None, names: Iterable[str]) -> Tickets:

@@ -28,7 +28,7 @@ STALE = ("The controls have moved since this was measured: the table is for the 
 # Shows the stale note once the panel holds a measurement (browser only, nothing queued).
 STALE_JS = """() => {
   const panel = document.querySelector(PANEL);
-  const measured = panel && !panel.innerText.trim().startsWith('Not measured yet');
+  const measured = panel && !panel.innerText.trim().startsWith(UNMEASURED);
   return measured ? {__type__: 'update', visible: true} : {__type__: 'update'};
 }"""
 HIDE_JS = "() => ({__type__: 'update', visible: false})"
@@ -143,7 +143,8 @@ def _build_live(live: LiveSpec, tab: TabSpec, comps: dict) -> None:
              show_progress="full", concurrency_limit=1, concurrency_id="live", preprocess=False)
     go.click(None, None, [stale], js=HIDE_JS, queue=False, show_progress="hidden",
              api_visibility="private")
-    shows = STALE_JS.replace("PANEL", json.dumps(f"#{live.name}-live"))
+    shows = STALE_JS.replace("PANEL", json.dumps(f"#{live.name}-live")).replace(
+        "UNMEASURED", json.dumps(NOT_MEASURED.split(":")[0]))
     for p in live.params:
         comps[p].change(None, None, [stale], js=shows, queue=False, show_progress="hidden",
                         api_visibility="private")

@@ -7,6 +7,7 @@ tab at once, and the control updates that set a tab's values."""
 
 import base64
 import logging
+from functools import partial
 
 import gradio as gr
 from gradio.components.plot import PlotData
@@ -121,23 +122,22 @@ def _drawers(figs: tuple[FigureSpec, ...], tab: TabSpec):
     def handle(request: gr.Request | None, *values: object):
         by_name = dict(zip(names, values, strict=True))
         tickets = newest.take(request, [f.name for f in figs])
-        shown = False
+        yielded = False
         for i, (fig, draw) in enumerate(zip(figs, one, strict=True)):
-            if not tickets.current(fig.name):
-                continue
             slow = warm.waiting(fig.name)
-            if slow is not None:  # opened before the warm-up computed its sweep: say why
+            if slow is not None and tickets.current(fig.name):  # the warm-up's sweep: say why
                 note: list[object] = [gr.skip()] * (3 * len(figs))
                 note[3 * i + 2] = title_markdown(fig, computing=slow.what)
+                yielded = True
                 yield note
-            drawn = draw(request, *[by_name[p] for p in fig.params])
-            if not tickets.current(fig.name):
-                continue
-            out: list[object] = [gr.skip()] * (3 * len(figs))
-            out[3 * i: 3 * i + 3] = drawn
-            shown = True
-            yield out
-        if not shown:  # a generator that yields nothing would blank its outputs
+            drawn = tickets.draw(fig.name, partial(draw, request,
+                                                   *[by_name[p] for p in fig.params]))
+            if drawn is not None:
+                out: list[object] = [gr.skip()] * (3 * len(figs))
+                out[3 * i: 3 * i + 3] = drawn
+                yielded = True
+                yield out
+        if not yielded:  # a generator that yields nothing would blank its outputs
             yield [gr.skip()] * (3 * len(figs))
 
     handle.__name__ = f"{figs[0].name}_and_{len(figs) - 1}_more_page"
@@ -156,10 +156,9 @@ def draw_all(tab: TabSpec, values: dict[str, object],
     tickets = newest.take(request, [f.name for f in tab.figures])
     out: list[object] = []
     for fig in tab.figures:
-        drawn = (_drawer(fig, tab)(request, *[values[p] for p in fig.params])
-                 if tickets.current(fig.name) else None)
-        out += (list(drawn) if drawn is not None and tickets.current(fig.name)
-                else [gr.skip()] * 3)
+        drawn = tickets.draw(fig.name, partial(_drawer(fig, tab), request,
+                                               *[values[p] for p in fig.params]))
+        out += list(drawn) if drawn is not None else [gr.skip()] * 3
     return out
 
 
