@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 
@@ -17,12 +19,14 @@ def kda_gate(
     dt_bias: torch.Tensor | None,
     form: str = "softplus",
     lower_bound: float = -5.0,
+    sigmoid: Callable[[torch.Tensor], torch.Tensor] = torch.sigmoid,
 ) -> torch.Tensor:
     """Log-space gate g [B, T, H, K] from the gate pre-activation z [B, T, H, K].
 
     A_log [H]; dt_bias [H*K] (None: zero). form "softplus": g = -exp(A_log[h]) softplus(z + dt);
     form "lowerbound" (K3): g = lower_bound * sigmoid(exp(A_log[h]) (z + dt)), so g in
-    (lower_bound, 0) and the per-step decay exp(g) stays above exp(lower_bound).
+    (lower_bound, 0) and the per-step decay exp(g) stays above exp(lower_bound). `sigmoid` is
+    the one the model's kernels use (core.model.kernels: the batch-invariant one by default).
     """
     check_choice("form", form, GATE_FORMS)
     lb = check_float("lower_bound", lower_bound, -88.0, 0.0)
@@ -37,4 +41,4 @@ def kda_gate(
     a = A_log.exp()[:, None]  # [H, 1]
     if form == "softplus":
         return -a * F.softplus(z)  # [B, T, H, K]
-    return lb * torch.sigmoid(a * z)  # [B, T, H, K]
+    return lb * sigmoid(a * z)  # [B, T, H, K]

@@ -2,10 +2,17 @@
 
 Router: scores = softmax(x W_r) over all experts [N, E]; the top-k scores are renormalised to
 sum to 1 and weight the chosen experts. Expert e: w2 (silu(w1 x) * w3 x), Mixtral naming.
-Routed experts are not read from this module directly but from an ExpertProvider, visited in
-order of first appearance (row-major over the chosen ids); every expert's output is computed
-from its weights at once and then added, so a provider that streams experts through a small
-cache gives the same bits as one holding every expert.
+Routed experts are not read from this module directly but from an ExpertProvider, visited once
+each in order of first appearance (row-major over the chosen ids): a loaded expert serves
+every token of the call that chose it, whichever request the token belongs to.
+
+Arithmetic (core/model/kernels.py). INVARIANT: the experts' rows are gathered into one padded
+stack per matrix ([E_used, n, D], n the busiest expert's rows) and run as one bmm each, and
+each token adds its experts in its own top-k order (slot 0, then slot 1, ...), so a token's
+bits depend on it alone, not on which other tokens chose the same experts or in what order
+experts were visited; a provider that streams experts through a small cache gives the same
+bits as one holding every expert (its triples are copied into the stack as they come). FAST:
+one product per expert over its rows, added in visit order (index_add).
 
 Selection: with no provider, or a provider whose `policy` is None, the choice is the stock
 top-k above, unchanged (the code path the shipped weights were trained with). A provider with
@@ -24,7 +31,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from core.model.config import ModelDims
-from core.model.experts import ExpertProvider
+from core.model.clock import timed
+from core.model.experts import AllResident, ExpertProvider
+from core.model.kernels import INVARIANT, Kernels, fused
+
+
+PAIRS_ONE_BY_ONE = 64  # up to this many (token, slot) pairs, one bmm entry per pair
 
 
 class Routing(NamedTuple):
@@ -68,12 +80,16 @@ class MoE(nn.Module):
         self.w2 = nn.Parameter(torch.randn(E, D, inner) / inner**0.5)
         self.w3 = nn.Parameter(torch.randn(E, inner, D) / D**0.5)
 
-    def route(self, x: torch.Tensor, provider: ExpertProvider | None = None) -> Routing:
+    def route(self, x: torch.Tensor, provider: ExpertProvider | None = None,
+              kx: Kernels = INVARIANT) -> Routing:
         """x [N, D] -> Routing (scores, chosen ids and weights, visit order).
 
         Stock top-k unless the provider carries a selection policy (module docstring).
         """
-        scores = self.router(x).softmax(-1)  # [N, E]
+        return self._select(kx.linear(x, self.router.weight).softmax(-1), provider)
+
+    def _select(self, scores: torch.Tensor, provider: ExpertProvider | None) -> Routing:
+        """scores [N, E] -> the layer's choice (stock top-k or the provider's policy)."""
         policy = provider.policy if provider is not None else None
         if policy is None:
             top, ids = scores.topk(self.d.top_k, dim=-1)  # [N, k]
@@ -83,19 +99,96 @@ class MoE(nn.Module):
             ids, weights = policy.select(self.layer, scores, resident)  # [N, k] each
         return Routing(scores, ids, weights, visit_order(ids))
 
-    def forward(self, x: torch.Tensor, provider: ExpertProvider) -> tuple[torch.Tensor, Routing]:
-        """x [B, T, D] -> ([B, T, D], Routing over the B*T tokens)."""
-        B, T, D = x.shape
-        flat = x.reshape(B * T, D)  # [N, D]
-        r = self.route(flat, provider)
+    def forward(self, x: torch.Tensor, provider: ExpertProvider, kx: Kernels = INVARIANT
+                ) -> tuple[torch.Tensor, Routing]:
+        """x [..., D] -> ([..., D], Routing over the flattened tokens)."""
+        flat = x.reshape(-1, x.shape[-1])  # [N, D]
+        E, S = self.d.n_experts, self.d.shared_inner
+        proj = kx.linear(flat, fused(self, self.router, self.shared_w1, self.shared_w3))
+        logits, h1, h3 = proj.split([E, S, S], -1)  # [N, E], [N, S], [N, S]
+        r = self._select(logits.softmax(-1), provider)
         provider.routed(self.layer, r)
-        out = F.linear(F.silu(self.shared_w1(flat)) * self.shared_w3(flat), self.shared_w2.weight)
-        for e, (w1, w2, w3) in provider.experts(self.layer, r.order):
-            rows, slot = (r.ids == e).nonzero(as_tuple=True)  # tokens routed to e, in order
-            y = expert_ffn(flat[rows], w1, w2, w3) * r.weights[rows, slot, None]  # [n, D]
-            out = out.index_add(0, rows, y)
+        shared = kx.linear(kx.silu(h1) * h3, self.shared_w2.weight)  # [N, D]
+        if kx.invariant:
+            out = shared
+            ys = self._stacked(flat, r, provider, kx)  # [N, k, D]
+            for j in range(r.ids.shape[1]):  # each token's experts in its own top-k order
+                out = out + ys[:, j]
+        else:
+            out = shared
+            for e, (w1, w2, w3) in provider.experts(self.layer, r.order):
+                rows, slot = (r.ids == e).nonzero(as_tuple=True)  # tokens routed to e, in order
+                y = expert_ffn(flat[rows], w1, w2, w3) * r.weights[rows, slot, None]  # [n, D]
+                out = out.index_add(0, rows, y)
         provider.consumed(self.layer, r)
-        return out.view(B, T, D), r
+        return out.view(x.shape), r
+
+    def _stacked(self, flat: torch.Tensor, r: Routing, provider: ExpertProvider,
+                 kx: Kernels) -> torch.Tensor:
+        """Every (token, slot) pair's weighted expert output [N, k, D].
+
+        Few pairs (decode, verify): one bmm entry per pair; many (prefill): one per expert,
+        its rows padded to the busiest expert's. Either way every product is a kx.bmm row,
+        whose bits do not depend on the other rows (core/model/kernels.py)."""
+        N, D = flat.shape
+        k = r.ids.shape[1]
+        P, pairs = N * k, r.ids.reshape(-1)  # pair t k + j: token t, slot j
+        resident = type(provider) is AllResident
+        if resident:
+            stacks = provider.stacks[self.layer]  # [E, I, D], [E, D, I], [E, I, D]
+            col = pairs
+        else:
+            stacks, col = self._fetch(flat, r, provider), None
+        if P <= PAIRS_ONE_BY_ONE:
+            if col is None:
+                col = self._rank(r)[pairs]
+            w1, w2, w3 = (w.index_select(0, col) for w in stacks)  # [P, ...]: each pair's
+            y = self._ffn(flat.repeat_interleave(k, 0).unsqueeze(1), w1, w2, w3, kx)  # [P, 1, D]
+            return y.view(N, k, D) * r.weights.unsqueeze(-1)
+        used = torch.tensor(r.order)
+        if resident:
+            stacks = tuple(w.index_select(0, used) for w in stacks)
+        rank = self._rank(r)
+        col = rank[pairs]  # [P]: each pair's expert, as its rank in the visit order
+        U = len(r.order)
+        by_expert = torch.argsort(col, stable=True)  # pairs grouped by expert, in token order
+        counts = torch.bincount(col, minlength=U)  # [U]
+        within = torch.arange(P) - (counts.cumsum(0) - counts)[col[by_expert]]
+        index = torch.full((U, int(counts.max())), P, dtype=torch.long)  # P: a zero row
+        index[col[by_expert], within] = by_expert  # [U, n]: each expert's pairs, then padding
+        xp = torch.cat([flat.repeat_interleave(k, 0), flat.new_zeros(1, D)])[index]  # [U, n, D]
+        y = self._ffn(xp, *stacks, kx).reshape(-1, D)  # [U n, D]
+        keep = index.view(-1) < P
+        out = flat.new_zeros(P, D)
+        out[index.view(-1)[keep]] = y[keep]
+        return out.view(N, k, D) * r.weights.unsqueeze(-1)
+
+    @staticmethod
+    def _ffn(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, w3: torch.Tensor,
+             kx: Kernels) -> torch.Tensor:
+        """expert_ffn per bmm entry: x [U, n, D]; w1, w3 [U, I, D]; w2 [U, D, I] -> [U, n, D]."""
+        h = kx.silu(kx.bmm(x, w1.transpose(1, 2))) * kx.bmm(x, w3.transpose(1, 2))
+        return kx.bmm(h, w2.transpose(1, 2))
+
+    def _rank(self, r: Routing) -> torch.Tensor:
+        """[E]: each chosen expert's index in r.order (-1 for the others)."""
+        rank = torch.full((self.d.n_experts,), -1, dtype=torch.long)
+        rank[torch.tensor(r.order)] = torch.arange(len(r.order))
+        return rank
+
+    def _fetch(self, flat: torch.Tensor, r: Routing, provider: ExpertProvider
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The chosen experts' weights, stacked in visit order (a provider's triple is valid
+        only until the next one is asked for, so each is copied as it comes)."""
+        U = len(r.order)
+        w1 = flat.new_empty(U, *self.w1.shape[1:])
+        w2, w3 = flat.new_empty(U, *self.w2.shape[1:]), torch.empty_like(w1)
+        rank = {e: i for i, e in enumerate(r.order)}
+        with timed("expert_loads"):
+            for e, triple in provider.experts(self.layer, r.order):
+                for stack, w in zip((w1, w2, w3), triple, strict=True):
+                    stack[rank[e]].copy_(w)
+        return w1, w2, w3
 
 
 def balance_loss(r: Routing, n_experts: int) -> torch.Tensor:

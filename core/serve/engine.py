@@ -1,61 +1,110 @@
-"""Engine: the tiny hybrid model served over a page pool with a two-stage prefix cache.
+"""Engine: continuous batching of many requests over one page pool and a two-stage prefix cache.
 
-One request at a time (nano-vllm's shape: admit, prefill, decode, publish, retire):
-  admit    prefix lookup; the pages the request can need (prompt + n_new tokens) must be free
-           or reclaimable from unpinned cache entries, else OutOfPages with nothing changed;
-           the KDA state pages and the prompt's MLA pages are allocated now, later MLA pages
-           as decode grows (evicting reclaimable cache entries if the pool is short), so a
-           request never fails midway.
-  restore  the reused blocks' MLA pages are shared (refcount); the checkpoint group's KDA states
-           are copied into the request's own pages (the group stays intact).
-  prefill  the uncached suffix in one forward (the same arithmetic as HybridLM.forward), which
-           also captures the KDA states at every retained boundary (kda_chunked_states).
-  publish  new full prompt blocks and their checkpoint groups (every `checkpoint_every` blocks);
-           groups become ready at the end of the step. Only the prompt is published: decode
-           never publishes, so a rejected draft can never reach the cache.
-  decode   draft_len = 0: greedy steps over the pages (load state, HybridLM.step, store).
-           draft_len = gamma > 0: speculative steps (core.serve.speculative): the prompt-lookup
-           drafter proposes up to gamma bytes, one verify pass checks them with the step's
-           arithmetic (core.serve.verify), the accepted prefix is committed (KDA by replay,
-           conv tail, MLA latents) and MLA pages past the accepted length are released.
-  retire   the request's pages are freed; what the prefix cache retains stays.
-Oracle: a prefix hit gives the last logits of a cold forward (max abs <= 1e-4); with no reuse
-`generate` equals HybridLM.generate byte for byte, for every draft_len in [0, 8].
-`stream` yields the same run as it happens (reports.py lists the events).
+  submit(prompt, n_new, draft_len) -> id   queue a request (thread-safe between steps)
+  step() -> StepReport                     one scheduler step: plan, one forward, commit
+  run() -> {id: GenerateReport}            step until every request is done
+  cancel(id)                               retire a request at once (thread-safe)
+  generate / stream / prefill / generate_many   a batch of one, or submit + run in order
+Each step (core/serve/scheduler.py chooses the work): every scheduled request's state is read
+from its pages, all of their tokens run in ONE HybridLM.run over a ragged batch (prefill chunks
+and replayed tokens as chunked / recurrent groups of their own, decode tokens as one recurrent
+group, verify windows grouped by length), and each request commits its share back to its pages:
+  prefill  the chunk's MLA latents and final KDA states are stored; the prompt's full blocks
+           and the KDA checkpoint groups captured at retained boundaries are published (ready
+           when the step ends, so a request in the same step cannot match them); the chunk
+           that completes the prompt emits the first byte (its PrefillReport)
+  decode   the argmax is emitted and becomes the pending byte
+  verify   accept the leading drafts the model agrees with, commit n + 1 positions (KDA by
+           replay, MLA pages past the accepted length released: core/serve/speculative.py)
+  replay   after a preemption, emitted bytes are fed again with decode's arithmetic
+A finished or cancelled request's pages go back; what the prefix cache retains stays, and a
+prefix one request published is reused by the next while the first is still decoding.
+
+Knobs (constructor; defaults in DEFAULTS): max_batch 16 running requests; max_step_tokens 512
+tokens a step; prefill_chunk 256 (a multiple of 64, the KDA chunk); policy "mixed" (decode
+first, prefill fills the rest) or "prefill_first" (nano-vllm); admission "reserve" (every page
+a request can need must be available: it never runs short) or "optimistic" (pages as needed,
+the newest request preempted by recompute when the pool runs dry); invariant True (kernels
+whose row bits do not depend on the batch: core/model/kernels.py) or False (torch's fastest);
+max_waiting 64 queued requests, beyond which submit raises EngineBusy and nothing queued is
+lost. A request that could never fit the pool raises OutOfPages at submit.
+
+Oracle (tests/core/serve/test_batching.py): with invariant kernels and stock top-k routing,
+every request's bytes equal HybridLM.generate(prompt, n_new) byte for byte, whatever else is in
+the batch, in whatever order requests arrive, for every knob and draft_len, and through
+preemptions; the pool's check() and the scheduler's invariants hold after every step.
 """
+
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import torch
 
-from core.errors import ParamError, check_int
+from core.errors import ParamError, check_choice, check_int
+from core.model.clock import tally
 from core.model.experts import ExpertProvider
-from core.model.layers import KDAState
-from core.model.model import DecodeState, HybridLM
+from core.model.kernels import FAST, INVARIANT
+from core.model.layers import KDAOut, KDAState
+from core.model.model import Group, GroupOut, HybridLM
+from core.paging import batch as paged
 from core.paging.ledger import toy_geometry
-from core.paging.pool import OutOfPages, PageKind, PagePool
-from core.paging.sequence import PagedSequence
+from core.paging.pool import PagePool
 from core.prefix.cache import PrefixCache
-from core.prefix.entries import Lease, LookupResult
 from core.prefix.hashing import check_prompt
 from core.serve.drafter import Drafter, PromptLookup
-from core.serve.reports import DecodeStep, GenerateReport, PoolUsage, PrefillReport, VerifyStep
-from core.serve.speculative import speculate, summarize
+from core.serve.memory import ADMISSIONS, Memory
+from core.serve.reports import (
+    DecodeStep,
+    GenerateReport,
+    PrefillReport,
+    StepReport,
+    StepSeconds,
+    Timing,
+    VerifyStep,
+    Work,
+)
+from core.serve.request import Request, Status
+from core.serve.scheduler import POLICIES, Item, Scheduler
+from core.serve.speculative import LoadLog, accept, propose, rollback_bytes, summarize
+from core.serve.verify import commit_kda
 
 KDA_CHUNK = 64  # checkpoints are captured at KDA chunk boundaries: pages are a multiple
 MAX_PROMPT = 1 << 20
 MAX_NEW = 1 << 16
 MAX_DRAFT = 8  # gamma: drafts per verify pass
+DEFAULTS = {"max_batch": 16, "max_step_tokens": 512, "prefill_chunk": 256, "policy": "mixed",
+            "admission": "reserve", "invariant": True, "max_waiting": 64}
 Event = PrefillReport | DecodeStep | VerifyStep | GenerateReport
+
+
+class EngineBusy(RuntimeError):
+    """The waiting queue is full; nothing already queued was lost."""
+
+
+@dataclass(slots=True)
+class _Loaded:
+    """A model group and the requests behind it, with the states they started from."""
+
+    items: list[Item]
+    group: Group
+    kda: list[KDAState]  # per KDA layer: the G requests' states before the step
 
 
 class Engine:
     def __init__(self, model: HybridLM, pool_pages: int, tokens_per_page: int = 64,
                  checkpoint_every: int = 1, prefix_cache: bool = True,
                  provider: ExpertProvider | None = None,
-                 drafter: Drafter | None = None, adaptive_drafts: bool = True) -> None:
+                 drafter: Drafter | None = None, adaptive_drafts: bool = True, *,
+                 max_batch: int = DEFAULTS["max_batch"],
+                 max_step_tokens: int = DEFAULTS["max_step_tokens"],
+                 prefill_chunk: int = DEFAULTS["prefill_chunk"],
+                 policy: str = DEFAULTS["policy"], admission: str = DEFAULTS["admission"],
+                 invariant: bool = DEFAULTS["invariant"],
+                 max_waiting: int = DEFAULTS["max_waiting"]) -> None:
         if not isinstance(model, HybridLM):
             raise ParamError(f"model must be a HybridLM, got {type(model).__name__}")
         self.P = check_int("tokens_per_page", tokens_per_page, KDA_CHUNK, 1024)
@@ -69,23 +118,114 @@ class Engine:
             raise ParamError(f"drafter must have propose(history, n) -> bytes, "
                              f"got {type(drafter).__name__}")
         self.drafter: Drafter = drafter or PromptLookup()
-        if not isinstance(adaptive_drafts, bool):
-            raise ParamError(f"adaptive_drafts must be True or False, got {adaptive_drafts!r}")
+        for name, flag in (("adaptive_drafts", adaptive_drafts), ("invariant", invariant),
+                           ("prefix_cache", prefix_cache)):
+            if not isinstance(flag, bool):
+                raise ParamError(f"{name} must be True or False, got {flag!r}")
         self.adaptive_drafts = adaptive_drafts  # the draft budget follows acceptance
+        self.kernels = INVARIANT if invariant else FAST
+        chunk = check_int("prefill_chunk", prefill_chunk, KDA_CHUNK, 1 << 16)
+        if chunk % KDA_CHUNK:
+            raise ParamError(f"prefill_chunk must be a multiple of {KDA_CHUNK} (the KDA chunk: "
+                             f"a token's bits must not depend on the chunking), got {chunk}")
+        self.max_waiting = check_int("max_waiting", max_waiting, 1, 1 << 16)
         page_bytes = self.P * self.dims.mla_bytes_per_token
         smallest = toy_geometry(self.dims, self.P).pages(1)  # one token: the KDA state + 1 page
         self.pool = PagePool(check_int("pool_pages", pool_pages, smallest, 1 << 20), page_bytes)
         self.cache = PrefixCache(self.pool, self.dims, self.P) if prefix_cache else None
+        self.memory = Memory(self.pool, self.dims, self.P, self.cache, self.checkpoint_every,
+                             check_choice("admission", admission, ADMISSIONS))
+        self.scheduler = Scheduler(
+            self.memory, max_batch=check_int("max_batch", max_batch, 1, 1024),
+            max_step_tokens=check_int("max_step_tokens", max_step_tokens, KDA_CHUNK, 1 << 20),
+            prefill_chunk=chunk, policy=check_choice("policy", policy, POLICIES),
+            window=self._window)
+        self.steps = 0
+        self._lock = threading.RLock()
+        self._next = 0
+        self._requests: dict[int, Request] = {}  # waiting or running
+        self._done: dict[int, Request] = {}  # finished, report not yet collected
+        self._cancelled: list[int] = []  # since the last step
+        self.diverged = 0  # recomputed prompts whose next byte disagreed (FAST kernels only)
 
-    # ---- public ---------------------------------------------------------------------------
-    @torch.no_grad()
-    def prefill(self, prompt: bytes, check_groups: bool = True) -> PrefillReport:
-        """Serve a prompt's prefill and retire it (what the cache retains stays)."""
-        req = _Request(self, _check(prompt), 0, check_groups)
-        try:
-            return req.prefill()
-        finally:
-            req.retire()
+    # ---- requests --------------------------------------------------------------------------
+    def submit(self, prompt: bytes, n_new: int, draft_len: int = 0, *,
+               check_groups: bool = True) -> int:
+        """Queue a request; returns its id. Raises ParamError for bad input, OutOfPages if it
+        could never fit the pool, EngineBusy when max_waiting requests already wait."""
+        prompt = _check(prompt)
+        n_new = check_int("n_new", n_new, 0, MAX_NEW)
+        draft_len = check_int("draft_len", draft_len, 0, MAX_DRAFT)
+        self.memory.check_fits(prompt, n_new)
+        with self._lock:
+            if len(self.scheduler.waiting) >= self.max_waiting:
+                raise EngineBusy(f"the engine is busy: {len(self.scheduler.waiting)} requests "
+                                 f"waiting (max_waiting={self.max_waiting}); try again later")
+            rid = self._next
+            self._next += 1
+            req = Request(rid, prompt, n_new, draft_len, self.steps, time.perf_counter(),
+                          check_groups)
+            self._requests[rid] = req
+            self.scheduler.waiting.append(req)
+            return rid
+
+    def cancel(self, rid: int) -> bool:
+        """Retire request rid at once: its pages go back, nothing it had not committed was
+        published. False if it had already finished; ParamError for an unknown id."""
+        with self._lock:
+            if isinstance(rid, bool) or not isinstance(rid, int) or (
+                    rid not in self._requests and rid not in self._done):
+                raise ParamError(f"id must be a request of this engine, got {rid!r}")
+            req = self._requests.pop(rid, None)
+            if req is None:
+                return False
+            if req.status is Status.RUNNING:
+                self.memory.retire(req)
+                self.scheduler.running.remove(req)
+            else:
+                self.scheduler.waiting.remove(req)
+            req.status = Status.CANCELLED
+            self._cancelled.append(rid)
+            return True
+
+    def take(self, rid: int) -> list[Event]:
+        """Request rid's events since the last take (its GenerateReport last, once done: then
+        the engine forgets it)."""
+        with self._lock:
+            req = self._requests.get(rid) or self._done.pop(rid, None)
+            if req is None:
+                raise ParamError(f"id must be a live or finished request, got {rid!r}")
+            out, req.events = req.events, []
+            return out
+
+    @property
+    def waiting(self) -> int:
+        return len(self.scheduler.waiting)
+
+    @property
+    def running(self) -> int:
+        return len(self.scheduler.running)
+
+    def idle(self) -> bool:
+        with self._lock:
+            return not self.scheduler.waiting and not self.scheduler.running
+
+    # ---- convenience -----------------------------------------------------------------------
+    def run(self) -> dict[int, GenerateReport]:
+        """Step until no request waits or runs; every finished request's report, by id."""
+        while not self.idle():
+            self.step()
+        with self._lock:
+            out = {rid: req.report for rid, req in self._done.items()}
+            self._done.clear()
+            return out
+
+    def generate_many(self, prompts: Iterable[bytes], n_new: int, draft_len: int = 0
+                      ) -> list[GenerateReport]:
+        """Submit every prompt, then run; the reports in the prompts' order."""
+        ids = [self.submit(p, n_new, draft_len) for p in prompts]
+        done = self.run()
+        return [done[i] for i in ids]
 
     def generate(self, prompt: bytes, n_new: int, draft_len: int = 0) -> GenerateReport:
         """Prefill, then n_new greedy bytes over the pages; draft_len > 0 decodes
@@ -94,43 +234,273 @@ class Engine:
         return report
 
     def stream(self, prompt: bytes, n_new: int, draft_len: int = 0) -> Iterator[Event]:
-        """generate, as it happens: PrefillReport, then a DecodeStep per token (draft_len 0)
-        or a VerifyStep per verify pass, then the GenerateReport. Bad input raises here, before
-        any work. Closing the iterator early (a Stop button) retires the request: its pages
-        go back, the prefix cache keeps what the prefill published."""
-        n_new = check_int("n_new", n_new, 0, MAX_NEW)
-        draft_len = check_int("draft_len", draft_len, 0, MAX_DRAFT)
-        return self._run(_check(prompt), n_new, draft_len)
+        """generate, as it happens: PrefillReport (it emits the first byte), then a DecodeStep
+        per later byte (draft_len 0) or a VerifyStep per verify pass, then the GenerateReport.
+        Bad input raises here, before any work. Closing the iterator early (a Stop button)
+        cancels the request: its pages go back, the prefix cache keeps what was published."""
+        return self._follow(self.submit(prompt, n_new, draft_len))
 
-    @torch.no_grad()
-    def _run(self, prompt: bytes, n_new: int, draft_len: int) -> Iterator[Event]:
-        req = _Request(self, prompt, n_new, True)
+    def _follow(self, rid: int) -> Iterator[Event]:
+        done = False
         try:
-            pre = req.prefill()
-            yield pre
-            if draft_len == 0:
-                steps = []
-                for st in req.decode(pre.last_logits, n_new):
-                    steps.append(st)
-                    yield st
-                yield GenerateReport(text=bytes(s.token for s in steps), prefill=pre,
-                                     steps=tuple(steps), pages=req.usage())
-                return
-            verify = []
-            for st in speculate(req, pre.last_logits, n_new, draft_len):
-                verify.append(st)
-                yield st
-            first = bytes([int(pre.last_logits.argmax(-1))]) if n_new else b""
-            yield GenerateReport(text=first + b"".join(bytes(st.emitted) for st in verify),
-                                 prefill=pre, steps=(), pages=req.usage(),
-                                 verify=tuple(verify), spec=summarize(verify, draft_len))
+            while not done:
+                for ev in self.take(rid):
+                    done = isinstance(ev, GenerateReport)
+                    yield ev
+                if not done:
+                    self.step()
         finally:
-            req.retire()
+            if not done:
+                with self._lock:
+                    if rid in self._requests:
+                        self.cancel(rid)
+                    self._done.pop(rid, None)
+
+    def prefill(self, prompt: bytes, check_groups: bool = True) -> PrefillReport:
+        """Serve a prompt's prefill and retire it (what the cache retains stays)."""
+        rid = self.submit(prompt, 0, check_groups=check_groups)
+        while rid in self._requests:
+            self.step()
+        return self.take(rid)[-1].prefill
 
     def check(self) -> None:
-        self.pool.check()
-        if self.cache is not None:
-            self.cache.check()
+        """The pool's, the prefix cache's and the scheduler's invariants."""
+        with self._lock:
+            self.memory.check()
+            self.scheduler.check(set(self._done))
+
+    # ---- one step --------------------------------------------------------------------------
+    def _window(self, req: Request, room: int) -> tuple[int, ...]:
+        if not req.draft_len:
+            return (req.tokens[-1],)
+        t0 = time.perf_counter()
+        window = propose(req, self.drafter, self.dims.vocab, room)
+        req.draft_seconds = time.perf_counter() - t0
+        return window
+
+    @torch.no_grad()
+    def step(self) -> StepReport:
+        """One scheduler step (module docstring)."""
+        with self._lock:
+            self.steps += 1
+            t0 = time.perf_counter()
+            plan = self.scheduler.plan()
+            for rid in plan.admitted:
+                req = self._requests[rid]
+                if req.admitted_step is None:
+                    req.admitted_step, req.admitted_time = self.steps, t0
+                    req.first_admission = req.admission
+            t1 = time.perf_counter()
+            loaded = self._load(plan.items)
+            t2 = time.perf_counter()
+            loads = LoadLog(self.provider)
+            with tally() as inside:
+                out = self.model.run([b.group for b in loaded], self.provider, self.kernels)
+            t3 = time.perf_counter()
+            misses = loads.misses()
+            owners = LoadLog.first_rows(out.routing) if misses else []
+            writes: list[float] = []
+            work, finished, row = [], [], 0
+            for b, g in zip(loaded, out.groups, strict=True):
+                w, f = self._commit(b, g, row, misses, owners, (t0, t3 - t1), writes)
+                work += w
+                finished += f
+                row += b.group.tokens.numel()
+            if self.cache is not None:
+                self.cache.commit_step()
+            t4 = time.perf_counter()
+            forward = t3 - t2
+            attention = inside.get("attention", 0.0)
+            experts = inside.get("expert_loads", 0.0)
+            cancelled, self._cancelled = tuple(self._cancelled), []
+            return StepReport(
+                index=self.steps, work=tuple(work), admitted=tuple(plan.admitted),
+                preempted=tuple(plan.preempted), finished=tuple(finished), cancelled=cancelled,
+                budget=self.scheduler.max_step_tokens,
+                experts=tuple(r.order for r in out.routing) if loaded else (),
+                waiting=len(self.scheduler.waiting), running=len(self.scheduler.running),
+                pages=self.memory.usage(), seconds=StepSeconds(
+                    schedule=t1 - t0, pages=t2 - t1 + sum(writes),
+                    dense=forward - attention - experts, attention=attention,
+                    expert_loads=experts, other=t4 - t3 - sum(writes)))
+
+    def _load(self, items: list[Item]) -> list[_Loaded]:
+        """Group the plan's items for one forward and read their states from the pages."""
+        groups: dict[tuple[object, ...], list[Item]] = {}
+        for it in items:
+            if it.kind == "prefill":
+                key: tuple[object, ...] = ("prefill", it.request.id)
+            else:
+                key = ("recurrent", len(it.tokens), it.kind == "replay")
+            groups.setdefault(key, []).append(it)
+        loaded = []
+        for key, its in groups.items():
+            seqs = [it.request.seq for it in its]
+            kda, states = [], []
+            mla = nk = 0
+            for kind in self.dims.layer_kinds:
+                if kind == "kda":
+                    kda.append(paged.read_kda(seqs, nk))
+                    states.append(kda[-1])
+                    nk += 1
+                else:
+                    states.append([paged.read_latents(s, mla, it.start)
+                                   for s, it in zip(seqs, its, strict=True)])
+                    mla += 1
+            tokens = torch.tensor([list(it.tokens) for it in its])  # [G, T]
+            if key[0] == "prefill":
+                it = its[0]
+                last = it.end == len(it.request.prompt)
+                group = Group(tokens=tokens, states=states, logits="last" if last else "none",
+                              capture_at=self.memory.capture_points(it.request, it.start,
+                                                                    it.end))
+            else:
+                group = Group(tokens=tokens, states=states, recurrent=True,
+                              keep_inputs=its[0].kind == "verify",
+                              logits="none" if key[2] else "all")
+            loaded.append(_Loaded(items=its, group=group, kda=kda))
+        return loaded
+
+    def _commit(self, b: _Loaded, g: GroupOut, row: int, misses: list[tuple[int, int]],
+                owners: list[dict[int, int]], times: tuple[float, float], writes: list[float]
+                ) -> tuple[list[Work], list[int]]:
+        """Each request's share of the forward into its pages and its record. times: when the
+        step began, and its load + forward seconds."""
+        kda_out = [o for o in g.layers if isinstance(o, KDAOut)]
+        mla_out = [o for o in g.layers if not isinstance(o, KDAOut)]
+        seqs = [it.request.seq for it in b.items]
+        T = b.group.tokens.shape[1]
+        greedy = g.logits.argmax(-1).tolist() if g.logits is not None and T > 1 else []
+        accepted = {i: accept(it.request, it.tokens, greedy[i], self.adaptive_drafts)[0]
+                    for i, it in enumerate(b.items) if it.kind == "verify" and T > 1}
+        t0 = time.perf_counter()
+        for layer, rec in enumerate(kda_out):
+            if accepted:  # verify windows: commit n + 1 positions (KDA by replay)
+                pairs = [commit_kda(b.kda[layer].S[i : i + 1], b.kda[layer].conv[i : i + 1],
+                                    rec.row(i), accepted[i] + 1) for i in range(len(b.items))]
+                S, conv = torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
+            else:
+                S, conv = rec.S, rec.conv
+            paged.write_kda(seqs, layer, S, conv)
+        for layer, new in enumerate(mla_out):
+            paged.write_latents(seqs, layer, [it.start for it in b.items], list(new.unbind(0)))
+        writes.append(time.perf_counter() - t0)
+        work, finished = [], []
+        for i, it in enumerate(b.items):
+            req = it.request
+            if it.kind == "prefill":
+                w = self._commit_prefill(it, g, kda_out, writes)
+            elif it.kind == "replay":
+                req.fed = it.end
+                req.recomputed += len(it.tokens)
+                w = Work(request=req.id, kind="replay", start=it.start, tokens=len(it.tokens))
+            elif it.kind == "verify":
+                n = accepted.get(i, 0)
+                rows = greedy[i] if greedy else [int(g.logits[i, 0].argmax(-1))]
+                w = self._commit_verify(it, i, n, rows, b, kda_out, row, misses, owners,
+                                        times[1])
+            else:
+                tok = int(g.logits[i, 0].argmax(-1))
+                req.fed = it.end
+                req.tokens.append(tok)
+                st = DecodeStep(len(req.decode_steps), tok, time.perf_counter() - times[0],
+                                req.fed)
+                req.decode_steps.append(st)
+                req.events.append(st)
+                w = Work(request=req.id, kind="decode", start=it.start, tokens=1,
+                         emitted=bytes([tok]))
+            req.high = max(req.high, req.fed)
+            if req.seq is not None:
+                req.seq.length = req.fed  # the tokens its pages hold
+            work.append(w)
+            if req.emitted >= req.n_new and req.fed >= len(req.prompt):
+                self._finish(req)
+                finished.append(req.id)
+        return work, finished
+
+    def _commit_prefill(self, it: Item, g: GroupOut, kda_out: list[KDAOut],
+                        writes: list[float]) -> Work:
+        req = it.request
+        t0 = time.perf_counter()
+        captured = [[rec.captured[j] for rec in kda_out]
+                    for j in range(len(kda_out[0].captured))] if kda_out else []
+        self.memory.publish(req, it.start, it.end, captured)
+        writes.append(time.perf_counter() - t0)
+        req.recomputed += max(0, min(it.end, req.high) - it.start)
+        req.fed = it.end
+        req.chunks += 1
+        emitted = b""
+        if req.fed == len(req.prompt):
+            logits = g.logits[0]  # [V]
+            if req.prefill is None:
+                adm = req.first_admission
+                req.prefill = PrefillReport(
+                    last_logits=logits, prompt_tokens=len(req.prompt),
+                    reused_tokens=adm.reused_tokens, computed_tokens=len(req.prompt)
+                    - adm.reused_tokens, lookup=adm.lookup,
+                    seconds=time.perf_counter() - req.admitted_time,
+                    published_blocks=req.published[0], published_groups=req.published[1],
+                    pages=self.memory.usage(req), chunks=req.chunks)
+                req.events.append(req.prefill)
+                if req.n_new:
+                    tok = int(logits.argmax(-1))
+                    req.tokens.append(tok)
+                    req.first_step, req.first_time = self.steps, time.perf_counter()
+                    emitted = bytes([tok])
+            elif req.emitted and int(logits.argmax(-1)) != req.tokens[len(req.prompt)]:
+                self.diverged += 1  # a recompute that disagrees: only possible with FAST
+        return Work(request=req.id, kind="prefill", start=it.start, tokens=len(it.tokens),
+                    emitted=emitted)
+
+    def _commit_verify(self, it: Item, i: int, n: int, greedy: list[int], b: _Loaded,
+                       kda_out: list[KDAOut], row: int, misses: list[tuple[int, int]],
+                       owners: list[dict[int, int]], verify_seconds: float) -> Work:
+        req = it.request
+        t0 = time.perf_counter()
+        T = len(it.tokens)
+        emitted = (*it.tokens[1 : n + 1], greedy[n])
+        before = [KDAState(s.conv[i : i + 1], s.S[i : i + 1]) for s in b.kda]
+        held = rollback_bytes(before, [rec.row(i) for rec in kda_out], T,
+                              n + 1 if n + 1 < T else 0)
+        req.tokens.extend(emitted)
+        req.fed = it.start + n + 1
+        released = self.memory.release_past(req, req.fed)
+        loads = LoadLog.charge(misses, owners, row + i * T, T, n)
+        st = VerifyStep(
+            index=len(req.verify_steps), start=it.start, window=it.tokens, drafted=T - 1,
+            accepted=n, emitted=emitted, replayed=n + 1 if n + 1 < T else 0,
+            replay_bytes=held[0], snapshot_bytes=held[1], replay_moved=held[2],
+            pages_grown=it.grown, pages_released=released, loads=loads,
+            draft_seconds=req.draft_seconds, verify_seconds=verify_seconds,
+            commit_seconds=time.perf_counter() - t0, length=req.fed,
+            pages=self.memory.usage(req))
+        req.verify_steps.append(st)
+        req.events.append(st)
+        return Work(request=req.id, kind="verify", start=it.start, tokens=T,
+                    emitted=bytes(emitted), drafted=T - 1, accepted=n)
+
+    def _finish(self, req: Request) -> None:
+        now = time.perf_counter()
+        req.status = Status.FINISHED
+        req.finished_step, req.finished_time = self.steps, now
+        pages = self.memory.usage(req)
+        self.memory.retire(req)
+        self.scheduler.running.remove(req)
+        del self._requests[req.id]
+        first = req.first_time if req.first_time is not None else now
+        report = GenerateReport(
+            text=req.output, prefill=req.prefill, steps=tuple(req.decode_steps), pages=pages,
+            verify=tuple(req.verify_steps),
+            spec=summarize(req.verify_steps, req.draft_len) if req.draft_len else None,
+            request=req.id, timing=Timing(
+                submitted_step=req.submitted_step, admitted_step=req.admitted_step,
+                first_step=req.first_step if req.first_step is not None else self.steps,
+                finished_step=self.steps, ttft=first - req.submitted_time,
+                total=now - req.submitted_time),
+            preemptions=req.preemptions, recomputed_tokens=req.recomputed)
+        req.report = report
+        req.events.append(report)
+        self._done[req.id] = req
 
 
 def _check(prompt: object) -> bytes:
@@ -138,132 +508,3 @@ def _check(prompt: object) -> bytes:
     if not 1 <= len(prompt) <= MAX_PROMPT:
         raise ParamError(f"prompt must have 1 to {MAX_PROMPT:,} bytes, got {len(prompt)}")
     return prompt
-
-
-class _Request:
-    """One request's life in the engine: its pages, its lease on the cache, its tokens."""
-
-    def __init__(self, eng: Engine, prompt: bytes, n_new: int, check_groups: bool) -> None:
-        self.eng, self.prompt, self.tokens = eng, prompt, list(prompt)
-        self.t0 = time.perf_counter()
-        self.seq = PagedSequence(eng.pool, eng.dims, eng.P)
-        self.lease: Lease | None = None
-        cache = eng.cache
-        self.lookup: LookupResult | None = (
-            cache.lookup(prompt, check_groups) if cache is not None else None)
-        reused = self.lookup.boundary_blocks if self.lookup is not None else 0
-        need = self.seq.pages_needed(len(prompt) + n_new, reused)
-        if cache is not None:
-            self.lease = cache.acquire(prompt, self.lookup)  # pinned: eviction cannot take it
-            if not cache.make_room(need):
-                cache.release(self.lease)
-                free, spare = eng.pool.num_free, cache.reclaimable_pages()
-                raise OutOfPages(need, free, f"this request ({spare} more reclaimable from "
-                                             f"the prefix cache)")
-            cache.touch(self.lease, self.lookup)
-        elif eng.pool.num_free < need:
-            raise OutOfPages(need, eng.pool.num_free, "this request")
-        self.seq.allocate_state()
-        if self.lease is not None and self.lease.blocks:
-            self.seq.adopt(cache.block_pages(self.lease))
-        self.seq.grow(len(prompt))
-
-    def _restore(self) -> None:
-        """Copy the checkpoint group's KDA states into the request's pages."""
-        if self.lease is None or self.lease.group is None:
-            return
-        states = self.eng.cache.read_group(self.lease.group)
-        kda_blank = [s for s in self.eng.model.new_state(1).layers if isinstance(s, KDAState)]
-        for i, s in enumerate(states):
-            self.seq.write_kda(i, s if s is not None else kda_blank[i])  # None: the bug, shown
-
-    def prefill(self) -> PrefillReport:
-        eng, cache = self.eng, self.eng.cache
-        self._restore()
-        reused = self.seq.length
-        state = self.seq.load(self.tokens[:reused])
-        idx = torch.tensor([self.tokens[reused:]], dtype=torch.long)  # [1, T - reused]
-        capture = self._capture_points(reused) if cache is not None else ()
-        out = eng.model.forward(idx, state, eng.provider, capture_at=capture)
-        self.seq.store(state)
-        blocks, groups = self._publish(state, reused, capture)
-        return PrefillReport(
-            last_logits=out.logits[0, -1], prompt_tokens=len(self.prompt), reused_tokens=reused,
-            computed_tokens=len(self.prompt) - reused, lookup=self.lookup,
-            seconds=time.perf_counter() - self.t0, published_blocks=blocks,
-            published_groups=groups, pages=self.usage())
-
-    def _capture_points(self, reused: int) -> tuple[int, ...]:
-        """Retained boundaries past the reused prefix, relative to the forward's start."""
-        P, k = self.eng.P, self.eng.checkpoint_every
-        full = len(self.prompt) // P
-        return tuple(b * P - reused for b in range(1, full + 1)
-                     if b % k == 0 and b * P > reused)
-
-    def _publish(self, state: DecodeState, reused: int, capture: tuple[int, ...]
-                 ) -> tuple[int, int]:
-        cache = self.eng.cache
-        if cache is None:
-            return 0, 0
-        P, hashes = self.eng.P, cache.hashes(self.prompt)
-        blocks = groups = 0
-        for b, h in enumerate(hashes):
-            parent = hashes[b - 1] if b else None
-            blocks += cache.insert_block(h, parent, self.prompt[b * P : (b + 1) * P],
-                                         self.seq.block_pages(b))
-        kda = [s for s in state.layers if isinstance(s, KDAState)]
-        for j, rel in enumerate(capture):
-            b = (rel + reused) // P
-            groups += cache.publish_group(hashes[b - 1], [s.captured[j] for s in kda])
-        for s in kda:
-            s.captured = []
-        cache.commit_step()
-        return blocks, groups
-
-    def decode(self, logits: torch.Tensor, n_new: int) -> Iterator[DecodeStep]:
-        eng = self.eng
-        for i in range(n_new):
-            t0 = time.perf_counter()
-            tok = int(logits.argmax(-1))
-            state = self.seq.load(self.tokens)
-            logits = eng.model.step(torch.tensor([tok]), state, eng.provider).logits[0]  # [V]
-            self.grow(state.pos)
-            self.seq.store(state)
-            self.tokens.append(tok)
-            yield DecodeStep(i, tok, time.perf_counter() - t0, len(self.tokens))
-
-    # ---- MLA pages as the sequence grows and shrinks -----------------------------------------
-    def grow(self, tokens: int) -> int:
-        """MLA pages for `tokens` tokens; evicts reclaimable cache entries if the pool is short
-        (admission guaranteed they exist). Returns the pages allocated."""
-        seq = self.seq
-        need = seq.dims.n_mla * max(0, -(-tokens // seq.P) - len(seq.mla_tables[0]))
-        if need > self.eng.pool.num_free and self.eng.cache is not None:
-            self.eng.cache.make_room(need)
-        seq.grow(tokens)  # raises OutOfPages if even eviction could not make room
-        return need
-
-    def release_past(self, tokens: int) -> int:
-        """Return the MLA pages past the first `tokens` tokens to the pool; the count freed."""
-        keep = -(-tokens // self.seq.P)
-        freed = [p for table in self.seq.mla_tables for p in table[keep:]]
-        for table in self.seq.mla_tables:
-            del table[keep:]
-        if freed:
-            self.eng.pool.free(freed)
-        return len(freed)
-
-    def usage(self) -> PoolUsage:
-        pool, cache = self.eng.pool, self.eng.cache
-        held = cache.held_pages() if cache is not None else dict.fromkeys(PageKind, 0)
-        return PoolUsage(
-            request_mla=sum(len(t) for t in self.seq.mla_tables),
-            request_kda=sum(len(g) for g in self.seq.kda_groups),
-            cache_mla=held[PageKind.MLA_KV], cache_kda=held[PageKind.KDA_STATE],
-            free=pool.num_free, total=pool.n_pages)
-
-    def retire(self) -> None:
-        self.seq.release()
-        if self.lease is not None:
-            self.eng.cache.release(self.lease)
-            self.lease = None

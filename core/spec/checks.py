@@ -123,6 +123,8 @@ def _conv_layer():  # the tiny model's KDA layer with seeded random weights (no 
 
 def check_conv(draft_len: int, accepted: int) -> ConvCheck:
     """Step a real KDA layer (conv + recurrence) through a window, then roll back its history."""
+    from core.model.kernels import INVARIANT
+
     draft_len = check_int("draft_len", draft_len, 1, 4096)
     commits = check_int("accepted", accepted, 0, draft_len) + 1
     layer = _conv_layer()
@@ -143,7 +145,8 @@ def check_conv(draft_len: int, accepted: int) -> ConvCheck:
             layer.step(win[:, t:t + 1], spec)
         # the pre-conv rows the window pushed, one per position as the step computes them (a
         # longer matmul could round differently)
-        rows = torch.cat([layer.qkv_proj(win[:, t:t + 1]) for t in range(draft_len + 1)], 1)
+        rows = torch.cat([layer.project(win[:, t:t + 1], INVARIANT)[0]
+                          for t in range(draft_len + 1)], 1)
         cut = conv_history_after(s0.conv, rows, commits)  # [1, W - 1, 3C]
         fixed, stale = _clone(ref), _clone(ref)
         fixed.conv, stale.conv = cut, spec.conv

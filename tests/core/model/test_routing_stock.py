@@ -1,11 +1,13 @@
-"""The model with stock selection is bit-identical to the MoE before selection policies existed.
+"""The model with stock selection: policies that reduce to stock change no bit, and the MoE
+agrees with the one written before selection policies existed.
 
 `_pre_policy_forward` is MoE.forward as it was before core.routing (route = softmax, topk,
-renormalise; no policy, no hooks), kept here verbatim as the oracle. The shipped model's
-prefill and decode logits through it and through today's MoE must be equal bit for bit: with
-no policy, with the `topk` RoutePolicy, with max_rank / cum_prob over AllResident (everything
-resident reduces to stock), and through the ExpertCache. The routing trace shipped in
-assets/model (recorded before this change) pins the chosen experts too.
+renormalise; no policy, no hooks; torch's own kernels, experts added in visit order), kept
+here verbatim as an independent oracle: the shipped model's prefill and decode logits through
+it agree with today's to float32 rounding (FP32_DECODE; the invariant kernels round
+differently, core/model/kernels.py). Through today's MoE, bit for bit: no policy, the `topk`
+RoutePolicy, max_rank / cum_prob over AllResident (everything resident reduces to stock), and
+the ExpertCache. The routing trace shipped in assets/model pins the chosen experts too.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from core.model.moe import MoE, Routing, expert_ffn, visit_order
 from core.model.trace import TRACE_FILE, load
 from core.model.weights import ASSET_DIR
 from core.routing import RouteConfig, RoutePolicy
+from tests.tolerance import FP32_DECODE, assert_close
 
 PROMPT = b'{"id": 7, "name": "carol"}\n12 + 30 = 42\ndef load(path):\n'
 N_STEPS = 12
 
 
-def _pre_policy_forward(self, x, provider):
+def _pre_policy_forward(self, x, provider, kx=None):
     B, T, D = x.shape
     flat = x.reshape(B * T, D)
     scores = self.router(flat).softmax(-1)
@@ -55,13 +58,8 @@ def _run(model, provider=None) -> list[torch.Tensor]:
 
 @pytest.fixture(scope="module")
 def before(shipped):
-    """The pre-policy MoE's logits (module-scoped, so the class is patched only here)."""
-    mp = pytest.MonkeyPatch()
-    mp.setattr(MoE, "forward", _pre_policy_forward)
-    try:
-        return _run(shipped)
-    finally:
-        mp.undo()
+    """Today's stock path: no provider, the model's own experts."""
+    return _run(shipped)
 
 
 def _equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> None:
@@ -70,8 +68,16 @@ def _equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> None:
         assert torch.equal(x, y), f"call {i} differs"
 
 
-def test_no_policy(shipped, before) -> None:
-    _equal(before, _run(shipped))
+def test_agrees_with_the_pre_policy_moe(shipped, before) -> None:
+    mp = pytest.MonkeyPatch()
+    mp.setattr(MoE, "forward", _pre_policy_forward)
+    try:
+        oracle = _run(shipped)
+    finally:
+        mp.undo()
+    assert len(oracle) == len(before)
+    for i, (x, y) in enumerate(zip(oracle, before, strict=True)):
+        assert_close(x, y, FP32_DECODE, f"call {i}")
 
 
 @pytest.mark.parametrize("cfg", [
