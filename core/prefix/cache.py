@@ -152,8 +152,15 @@ class PrefixCache:
     # ---- publish --------------------------------------------------------------------------
     def insert_block(self, digest: bytes, parent: bytes | None, tokens: bytes,
                      pages: tuple[int, ...]) -> bool:
-        """Retain a full block the request wrote; False when it is cached already."""
-        if digest in self.blocks:
+        """Retain a full block the request wrote; False when it is cached already. Then the
+        entry takes the request's copy (the same bytes, compared) and drops its older one, so a
+        block below it never ties an unshared page to a running request's."""
+        old = self.blocks.get(digest)
+        if old is not None:
+            if old.pages != tuple(pages) and old.tokens == bytes(tokens):
+                self.pool.incref(pages)
+                self.pool.free(old.pages)
+                old.pages = tuple(pages)
             return False
         if parent is not None and parent not in self.blocks:
             raise ParamError("a block's parent must be cached before it (chained hashes)")
@@ -206,9 +213,21 @@ class PrefixCache:
 
     # ---- eviction -------------------------------------------------------------------------
     def reclaimable_pages(self) -> int:
-        """Pages eviction could return to the free list now (unpinned, not shared)."""
+        """Pages eviction could return to the free list now: every unpinned group's, and every
+        block's that could become a leaf and go (unpinned, its group unpinned, its pages not
+        shared with a running request, and the same for every block below it)."""
         pages = [p for g in self.groups.values() if g.pins == 0 for p in g.pages]
-        pages += [p for b in self.blocks.values() if b.pins == 0 for p in b.pages]
+        below: dict[bytes, list[bytes]] = {}
+        for b in self.blocks.values():
+            if b.parent is not None:
+                below.setdefault(b.parent, []).append(b.digest)
+        free: dict[bytes, bool] = {}
+        for b in sorted(self.blocks.values(), key=lambda e: -e.depth):  # children first
+            free[b.digest] = (b.pins == 0 and self.groups.get(b.digest, _UNPINNED).pins == 0
+                              and all(self.pool.refcount(p) == 1 for p in b.pages)
+                              and all(free[c] for c in below.get(b.digest, ())))
+            if free[b.digest]:
+                pages += b.pages
         return sum(self.pool.refcount(p) == 1 for p in pages)
 
     def make_room(self, need: int, protect: bytes | None = None) -> bool:

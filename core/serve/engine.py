@@ -37,6 +37,7 @@ preemptions; the pool's check() and the scheduler's invariants hold after every 
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -147,6 +148,15 @@ class Engine:
         self._done: dict[int, Request] = {}  # finished, report not yet collected
         self._cancelled: list[int] = []  # since the last step
         self.diverged = 0  # recomputed prompts whose next byte disagreed (FAST kernels only)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Engine:
+        """An independent copy (pool, prefix cache, queues); pass the model in memo to share
+        it. The copy gets a lock of its own."""
+        new = Engine.__new__(Engine)
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            setattr(new, k, threading.RLock() if k == "_lock" else copy.deepcopy(v, memo))
+        return new
 
     # ---- requests --------------------------------------------------------------------------
     def submit(self, prompt: bytes, n_new: int, draft_len: int = 0, *,
@@ -295,13 +305,14 @@ class Engine:
             t2 = time.perf_counter()
             loads = LoadLog(self.provider)
             with tally() as inside:
-                out = self.model.run([b.group for b in loaded], self.provider, self.kernels)
+                out = self.model.run([b.group for b in loaded], self.provider,
+                                     self.kernels) if loaded else None
             t3 = time.perf_counter()
             misses = loads.misses()
             owners = LoadLog.first_rows(out.routing) if misses else []
             writes: list[float] = []
             work, finished, row = [], [], 0
-            for b, g in zip(loaded, out.groups, strict=True):
+            for b, g in zip(loaded, out.groups if out is not None else (), strict=True):
                 w, f = self._commit(b, g, row, misses, owners, (t0, t3 - t1), writes)
                 work += w
                 finished += f
@@ -317,7 +328,7 @@ class Engine:
                 index=self.steps, work=tuple(work), admitted=tuple(plan.admitted),
                 preempted=tuple(plan.preempted), finished=tuple(finished), cancelled=cancelled,
                 budget=self.scheduler.max_step_tokens,
-                experts=tuple(r.order for r in out.routing) if loaded else (),
+                experts=tuple(r.order for r in out.routing) if out is not None else (),
                 waiting=len(self.scheduler.waiting), running=len(self.scheduler.running),
                 pages=self.memory.usage(), seconds=StepSeconds(
                     schedule=t1 - t0, pages=t2 - t1 + sum(writes),

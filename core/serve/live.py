@@ -199,7 +199,7 @@ class _Run:
     def take(self, ev: object) -> bool:
         if isinstance(ev, PrefillReport):
             self.pre, self.pages, self.prefill_s = ev, ev.pages, ev.seconds
-            if self.cfg.draft_len:  # speculative: the prefill's argmax is the first byte
+            if self.cfg.n_new:  # the prefill's argmax is the first byte
                 self.text.append(int(ev.last_logits.argmax(-1)))
             self.tally.counting = True
             return True

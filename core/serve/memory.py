@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import torch
 
+from collections.abc import Callable
+
 from core.errors import ParamError
 from core.model.config import ModelDims
 from core.model.layers import KDAState
@@ -56,8 +58,8 @@ class Memory:
         need = self.pages_alone(len(prompt) + n_new)
         if need > self.pool.n_pages:
             raise OutOfPages(need, self.pool.n_pages,
-                             f"this request ({len(prompt)} + {n_new} tokens; the pool has "
-                             f"{self.pool.n_pages} pages in all)")
+                             f"this request ({len(prompt)} + {n_new} tokens, even with all "
+                             f"{self.pool.n_pages} pages of the pool free)")
 
     def _make_room(self, n: int) -> bool:
         """n pages free now, evicting unpinned cache entries if needed."""
@@ -72,36 +74,53 @@ class Memory:
             return None
         return self.cache.lookup(req.prompt, req.check_groups)
 
-    def admit(self, req: Request, lookup: LookupResult | None, first_tokens: int) -> bool:
+    def admit(self, req: Request, lookup: LookupResult | None,
+              first_end: Callable[[int], int | None]) -> bool:
         """Give req its pages (module docstring); False (nothing changed) if they do not fit.
-        lookup: this step's `lookup(req)`; first_tokens: what its first chunk will hold."""
+        lookup: this step's `lookup(req)`; first_end(start): where its first chunk from
+        `start` ends (None: no chunk fits the step). When reusing the prefix does not fit (the
+        pinned entries stay in the pool beside the request's own pages) but running without
+        it does, the request runs without it and the entries may be evicted."""
+        tries = [lookup] if lookup is None or not lookup.boundary_blocks else [lookup, None]
+        for look in tries:
+            if self._admit(req, lookup, look, first_end):
+                return True
+        return False
+
+    def _admit(self, req: Request, lookup: LookupResult | None, look: LookupResult | None,
+               first_end: Callable[[int], int | None]) -> bool:
         seq = PagedSequence(self.pool, self.dims, self.P)
         cache = self.cache
-        reused_blocks = lookup.boundary_blocks if lookup is not None else 0
-        total = seq.pages_needed(req.max_tokens, reused_blocks)
-        now = seq.pages_needed(max(first_tokens, reused_blocks * self.P), reused_blocks)
-        want = total if self.admission == "reserve" else now
-        if self.available() < want:
+        reused_blocks = look.boundary_blocks if look is not None else 0
+        end = first_end(reused_blocks * self.P)
+        if end is None:
             return False
-        lease = cache.acquire(req.prompt, lookup) if cache is not None else None
-        if not self._make_room(now):
+        total = seq.pages_needed(req.max_tokens, reused_blocks)
+        now = seq.pages_needed(end, reused_blocks)
+        want = total if self.admission == "reserve" else now
+        # pin first: pinned entries are no longer reclaimable, and others' reservations count
+        # on what is
+        lease = cache.acquire(req.prompt, look) if look is not None else None
+        if self.available() < want or not self._make_room(now):
             if lease is not None:
                 cache.release(lease)
             return False
-        if cache is not None:
-            cache.touch(lease, lookup)
+        if lease is not None:
+            cache.touch(lease, look)
         seq.allocate_state()
         if lease is not None and lease.blocks:
             seq.adopt(cache.block_pages(lease))
             self._restore(seq, lease.group)
         else:  # a fresh sequence starts from zero state; recycled pages hold an old one
             self.pool.arena[torch.tensor([p for g in seq.kda_groups for p in g])] = 0
-        seq.grow(max(first_tokens, seq.length))
+        seq.grow(end)
         req.seq, req.lease, req.fed = seq, lease, seq.length
         req.reserved = total - now if self.admission == "reserve" else 0
         self.reserved += req.reserved
         req.admission = Admission(lookup=lookup, reused_tokens=seq.length,
-                                  reserved_pages=req.reserved)
+                                  reserved_pages=req.reserved,
+                                  reuse_dropped=look is None and lookup is not None
+                                  and lookup.boundary_blocks > 0)
         return True
 
     def _restore(self, seq: PagedSequence, group: bytes | None) -> None:

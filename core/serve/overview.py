@@ -11,7 +11,8 @@ of `capacity` slots over the shipped shards, and records each stage the request 
             request's pages by kind after the prefill (KDA state: fixed; MLA latents: growing)
   experts   per layer and expert, the picks (token x top-k choices) of the prefill and of the
             decode, and per layer the experts fetched and loaded from disk (the cache's misses)
-  decode    plain greedy (draft_len 0: one pass per byte) or speculative: verify passes,
+  decode    plain greedy (draft_len 0: one pass per byte after the first, which the prefill
+            emits) or speculative: verify passes,
             drafts accepted, positions replayed, bytes held and moved for rollback, expert loads
             made for drafted positions, MLA pages grown and released
   fleet     the consistent-hash ring over `clusters` clusters routes the request by its first
@@ -116,7 +117,7 @@ class RequestPath:
     fetched: tuple[tuple[int, ...], ...]
     loads: tuple[tuple[int, ...], ...]
     # decode
-    passes: int  # forward passes of decode: one per byte plain, one per window speculative
+    passes: int  # decode passes: one per byte after the first plain, one per window speculative
     drafted: int
     accepted: int
     replayed: int

@@ -41,6 +41,7 @@ class Admission:
     lookup: LookupResult | None  # None with the prefix cache off
     reused_tokens: int
     reserved_pages: int  # admission="reserve": pages set aside for the request's growth
+    reuse_dropped: bool = False  # the prefix was reusable, but only running without it fit
 
 
 class Request:

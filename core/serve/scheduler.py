@@ -120,16 +120,18 @@ class Scheduler:
         while self.waiting and len(self.running) < self.max_batch and budget > 0 \
                 and not plan.preempted:
             req = self.waiting[0]
-            lookup = self.memory.lookup(req)
-            start = lookup.reusable_tokens if lookup is not None else 0
-            item = self._chunk(req, start, budget)
-            if item is None or not self.memory.admit(req, lookup, item.end):
+
+            def first_end(start: int, req: Request = req, budget: int = budget) -> int | None:
+                item = self._chunk(req, start, budget)
+                return item.end if item is not None else None
+
+            if not self.memory.admit(req, self.memory.lookup(req), first_end):
                 break
             self.waiting.popleft()
             req.status = Status.RUNNING
             self.running.append(req)
             plan.admitted.append(req.id)
-            item.start = req.fed  # what admission restored
+            item = self._chunk(req, req.fed, budget)  # from what admission restored
             plan.items.append(item)
             budget -= len(item.tokens)
         return budget
