@@ -30,11 +30,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from core.model.config import ModelDims
 from core.model.clock import timed
+from core.model.config import ModelDims
 from core.model.experts import AllResident, ExpertProvider
 from core.model.kernels import INVARIANT, Kernels, fused
-
 
 PAIRS_ONE_BY_ONE = 64  # up to this many (token, slot) pairs, one bmm entry per pair
 

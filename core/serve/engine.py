@@ -41,7 +41,6 @@ import copy
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import torch
 
@@ -49,13 +48,12 @@ from core.errors import ParamError, check_choice, check_int
 from core.model.clock import tally
 from core.model.experts import ExpertProvider
 from core.model.kernels import FAST, INVARIANT
-from core.model.layers import KDAOut, KDAState
-from core.model.model import Group, GroupOut, HybridLM
-from core.paging import batch as paged
+from core.model.model import HybridLM
 from core.paging.ledger import toy_geometry
 from core.paging.pool import PagePool
 from core.prefix.cache import PrefixCache
 from core.prefix.hashing import check_prompt
+from core.serve.batch import StepBatch
 from core.serve.drafter import Drafter, PromptLookup
 from core.serve.memory import ADMISSIONS, Memory
 from core.serve.reports import (
@@ -66,12 +64,10 @@ from core.serve.reports import (
     StepSeconds,
     Timing,
     VerifyStep,
-    Work,
 )
 from core.serve.request import Request, Status
-from core.serve.scheduler import POLICIES, Item, Scheduler
-from core.serve.speculative import LoadLog, accept, propose, rollback_bytes, summarize
-from core.serve.verify import commit_kda
+from core.serve.scheduler import POLICIES, Scheduler
+from core.serve.speculative import LoadLog, propose, summarize
 
 KDA_CHUNK = 64  # checkpoints are captured at KDA chunk boundaries: pages are a multiple
 MAX_PROMPT = 1 << 20
@@ -84,15 +80,6 @@ Event = PrefillReport | DecodeStep | VerifyStep | GenerateReport
 
 class EngineBusy(RuntimeError):
     """The waiting queue is full; nothing already queued was lost."""
-
-
-@dataclass(slots=True)
-class _Loaded:
-    """A model group and the requests behind it, with the states they started from."""
-
-    items: list[Item]
-    group: Group
-    kda: list[KDAState]  # per KDA layer: the G requests' states before the step
 
 
 class Engine:
@@ -301,22 +288,18 @@ class Engine:
                     req.admitted_step, req.admitted_time = self.steps, t0
                     req.first_admission = req.admission
             t1 = time.perf_counter()
-            loaded = self._load(plan.items)
+            batch = StepBatch(plan.items, self.memory)
             t2 = time.perf_counter()
             loads = LoadLog(self.provider)
             with tally() as inside:
-                out = self.model.run([b.group for b in loaded], self.provider,
-                                     self.kernels) if loaded else None
+                out = self.model.run(batch.groups, self.provider,
+                                     self.kernels) if batch.groups else None
             t3 = time.perf_counter()
-            misses = loads.misses()
-            owners = LoadLog.first_rows(out.routing) if misses else []
-            writes: list[float] = []
-            work, finished, row = [], [], 0
-            for b, g in zip(loaded, out.groups if out is not None else (), strict=True):
-                w, f = self._commit(b, g, row, misses, owners, (t0, t3 - t1), writes)
-                work += w
-                finished += f
-                row += b.group.tokens.numel()
+            done = batch.commit(out, step=self.steps, started=t0, verify_seconds=t3 - t1,
+                                adaptive=self.adaptive_drafts, misses=loads.misses())
+            self.diverged += done.diverged
+            for req in done.finished:
+                self._finish(req)
             if self.cache is not None:
                 self.cache.commit_step()
             t4 = time.perf_counter()
@@ -325,170 +308,16 @@ class Engine:
             experts = inside.get("expert_loads", 0.0)
             cancelled, self._cancelled = tuple(self._cancelled), []
             return StepReport(
-                index=self.steps, work=tuple(work), admitted=tuple(plan.admitted),
-                preempted=tuple(plan.preempted), finished=tuple(finished), cancelled=cancelled,
+                index=self.steps, work=done.work, admitted=tuple(plan.admitted),
+                preempted=tuple(plan.preempted), finished=tuple(r.id for r in done.finished),
+                cancelled=cancelled,
                 budget=self.scheduler.max_step_tokens,
                 experts=tuple(r.order for r in out.routing) if out is not None else (),
                 waiting=len(self.scheduler.waiting), running=len(self.scheduler.running),
                 pages=self.memory.usage(), seconds=StepSeconds(
-                    schedule=t1 - t0, pages=t2 - t1 + sum(writes),
+                    schedule=t1 - t0, pages=t2 - t1 + done.write_seconds,
                     dense=forward - attention - experts, attention=attention,
-                    expert_loads=experts, other=t4 - t3 - sum(writes)))
-
-    def _load(self, items: list[Item]) -> list[_Loaded]:
-        """Group the plan's items for one forward and read their states from the pages."""
-        groups: dict[tuple[object, ...], list[Item]] = {}
-        for it in items:
-            if it.kind == "prefill":
-                key: tuple[object, ...] = ("prefill", it.request.id)
-            else:
-                key = ("recurrent", len(it.tokens), it.kind == "replay")
-            groups.setdefault(key, []).append(it)
-        loaded = []
-        for key, its in groups.items():
-            seqs = [it.request.seq for it in its]
-            kda, states = [], []
-            mla = nk = 0
-            for kind in self.dims.layer_kinds:
-                if kind == "kda":
-                    kda.append(paged.read_kda(seqs, nk))
-                    states.append(kda[-1])
-                    nk += 1
-                else:
-                    states.append([paged.read_latents(s, mla, it.start)
-                                   for s, it in zip(seqs, its, strict=True)])
-                    mla += 1
-            tokens = torch.tensor([list(it.tokens) for it in its])  # [G, T]
-            if key[0] == "prefill":
-                it = its[0]
-                last = it.end == len(it.request.prompt)
-                group = Group(tokens=tokens, states=states, logits="last" if last else "none",
-                              capture_at=self.memory.capture_points(it.request, it.start,
-                                                                    it.end))
-            else:
-                group = Group(tokens=tokens, states=states, recurrent=True,
-                              keep_inputs=its[0].kind == "verify",
-                              logits="none" if key[2] else "all")
-            loaded.append(_Loaded(items=its, group=group, kda=kda))
-        return loaded
-
-    def _commit(self, b: _Loaded, g: GroupOut, row: int, misses: list[tuple[int, int]],
-                owners: list[dict[int, int]], times: tuple[float, float], writes: list[float]
-                ) -> tuple[list[Work], list[int]]:
-        """Each request's share of the forward into its pages and its record. times: when the
-        step began, and its load + forward seconds."""
-        kda_out = [o for o in g.layers if isinstance(o, KDAOut)]
-        mla_out = [o for o in g.layers if not isinstance(o, KDAOut)]
-        seqs = [it.request.seq for it in b.items]
-        T = b.group.tokens.shape[1]
-        greedy = g.logits.argmax(-1).tolist() if g.logits is not None and T > 1 else []
-        accepted = {i: accept(it.request, it.tokens, greedy[i], self.adaptive_drafts)[0]
-                    for i, it in enumerate(b.items) if it.kind == "verify" and T > 1}
-        t0 = time.perf_counter()
-        for layer, rec in enumerate(kda_out):
-            if accepted:  # verify windows: commit n + 1 positions (KDA by replay)
-                pairs = [commit_kda(b.kda[layer].S[i : i + 1], b.kda[layer].conv[i : i + 1],
-                                    rec.row(i), accepted[i] + 1) for i in range(len(b.items))]
-                S, conv = torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
-            else:
-                S, conv = rec.S, rec.conv
-            paged.write_kda(seqs, layer, S, conv)
-        for layer, new in enumerate(mla_out):
-            paged.write_latents(seqs, layer, [it.start for it in b.items], list(new.unbind(0)))
-        writes.append(time.perf_counter() - t0)
-        work, finished = [], []
-        for i, it in enumerate(b.items):
-            req = it.request
-            if it.kind == "prefill":
-                w = self._commit_prefill(it, g, kda_out, writes)
-            elif it.kind == "replay":
-                req.fed = it.end
-                req.recomputed += len(it.tokens)
-                w = Work(request=req.id, kind="replay", start=it.start, tokens=len(it.tokens))
-            elif it.kind == "verify":
-                n = accepted.get(i, 0)
-                rows = greedy[i] if greedy else [int(g.logits[i, 0].argmax(-1))]
-                w = self._commit_verify(it, i, n, rows, b, kda_out, row, misses, owners,
-                                        times[1])
-            else:
-                tok = int(g.logits[i, 0].argmax(-1))
-                req.fed = it.end
-                req.tokens.append(tok)
-                st = DecodeStep(len(req.decode_steps), tok, time.perf_counter() - times[0],
-                                req.fed)
-                req.decode_steps.append(st)
-                req.events.append(st)
-                w = Work(request=req.id, kind="decode", start=it.start, tokens=1,
-                         emitted=bytes([tok]))
-            req.high = max(req.high, req.fed)
-            if req.seq is not None:
-                req.seq.length = req.fed  # the tokens its pages hold
-            work.append(w)
-            if req.emitted >= req.n_new and req.fed >= len(req.prompt):
-                self._finish(req)
-                finished.append(req.id)
-        return work, finished
-
-    def _commit_prefill(self, it: Item, g: GroupOut, kda_out: list[KDAOut],
-                        writes: list[float]) -> Work:
-        req = it.request
-        t0 = time.perf_counter()
-        captured = [[rec.captured[j] for rec in kda_out]
-                    for j in range(len(kda_out[0].captured))] if kda_out else []
-        self.memory.publish(req, it.start, it.end, captured)
-        writes.append(time.perf_counter() - t0)
-        req.recomputed += max(0, min(it.end, req.high) - it.start)
-        req.fed = it.end
-        req.chunks += 1
-        emitted = b""
-        if req.fed == len(req.prompt):
-            logits = g.logits[0]  # [V]
-            if req.prefill is None:
-                adm = req.first_admission
-                req.prefill = PrefillReport(
-                    last_logits=logits, prompt_tokens=len(req.prompt),
-                    reused_tokens=adm.reused_tokens, computed_tokens=len(req.prompt)
-                    - adm.reused_tokens, lookup=adm.lookup,
-                    seconds=time.perf_counter() - req.admitted_time,
-                    published_blocks=req.published[0], published_groups=req.published[1],
-                    pages=self.memory.usage(req), chunks=req.chunks)
-                req.events.append(req.prefill)
-                if req.n_new:
-                    tok = int(logits.argmax(-1))
-                    req.tokens.append(tok)
-                    req.first_step, req.first_time = self.steps, time.perf_counter()
-                    emitted = bytes([tok])
-            elif req.emitted and int(logits.argmax(-1)) != req.tokens[len(req.prompt)]:
-                self.diverged += 1  # a recompute that disagrees: only possible with FAST
-        return Work(request=req.id, kind="prefill", start=it.start, tokens=len(it.tokens),
-                    emitted=emitted)
-
-    def _commit_verify(self, it: Item, i: int, n: int, greedy: list[int], b: _Loaded,
-                       kda_out: list[KDAOut], row: int, misses: list[tuple[int, int]],
-                       owners: list[dict[int, int]], verify_seconds: float) -> Work:
-        req = it.request
-        t0 = time.perf_counter()
-        T = len(it.tokens)
-        emitted = (*it.tokens[1 : n + 1], greedy[n])
-        before = [KDAState(s.conv[i : i + 1], s.S[i : i + 1]) for s in b.kda]
-        held = rollback_bytes(before, [rec.row(i) for rec in kda_out], T,
-                              n + 1 if n + 1 < T else 0)
-        req.tokens.extend(emitted)
-        req.fed = it.start + n + 1
-        released = self.memory.release_past(req, req.fed)
-        loads = LoadLog.charge(misses, owners, row + i * T, T, n)
-        st = VerifyStep(
-            index=len(req.verify_steps), start=it.start, window=it.tokens, drafted=T - 1,
-            accepted=n, emitted=emitted, replayed=n + 1 if n + 1 < T else 0,
-            replay_bytes=held[0], snapshot_bytes=held[1], replay_moved=held[2],
-            pages_grown=it.grown, pages_released=released, loads=loads,
-            draft_seconds=req.draft_seconds, verify_seconds=verify_seconds,
-            commit_seconds=time.perf_counter() - t0, length=req.fed,
-            pages=self.memory.usage(req))
-        req.verify_steps.append(st)
-        req.events.append(st)
-        return Work(request=req.id, kind="verify", start=it.start, tokens=T,
-                    emitted=bytes(emitted), drafted=T - 1, accepted=n)
+                    expert_loads=experts, other=t4 - t3 - done.write_seconds))
 
     def _finish(self, req: Request) -> None:
         now = time.perf_counter()

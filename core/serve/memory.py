@@ -2,11 +2,13 @@
 
   admit     prefix lookup; pin the reused blocks and their checkpoint group (a lease); adopt
             the blocks' MLA pages (shared, refcount + 1); allocate the KDA page groups and
-            copy the group's states in, or zero them (a recycled page holds an old state). admission="reserve": every page the request can ever
-            need (prompt + n_new tokens, less the reused blocks) must be available now, and
-            what it does not take yet stays set aside for it, so it never runs short.
-            "optimistic": only what its first chunk needs; later pages are taken as it grows.
-            Available = free + what eviction can reclaim from the prefix cache - set aside.
+            copy the group's states in, or zero them (a recycled page holds an old state).
+            admission="reserve": every page the request can ever need (prompt + n_new tokens,
+            less the reused blocks) must be available now, and what it does not take yet stays
+            set aside for it, so it never runs short. "optimistic": only what its first chunk
+            needs; later pages are taken as it grows. Available = free + what eviction can
+            reclaim from the prefix cache - set aside, counted after the lease pins its
+            entries. If reuse does not fit but running without it does, it runs without it.
   grow      MLA pages for a sequence's next tokens, from its reservation first; False when the
             pool is dry even after eviction (optimistic only: the engine then preempts).
   publish   after a prefill chunk: the prompt's full blocks computed so far and the KDA
@@ -20,9 +22,9 @@ Invariant: set aside <= free + reclaimable, so a reserved request's growth alway
 
 from __future__ import annotations
 
-import torch
-
 from collections.abc import Callable
+
+import torch
 
 from core.errors import ParamError
 from core.model.config import ModelDims

@@ -89,22 +89,23 @@ def test_previous_token_recall_by_hand(tiny, tiny_dir: Path, plain) -> None:
 
 @torch.no_grad()
 def test_pilot_is_the_next_router_on_the_post_attention_state(tiny, tiny_dir: Path) -> None:
-    """The state is rebuilt here as the block's input plus its mixer's step output."""
+    """The state is rebuilt here as the block's input plus its mixer's output."""
     post = {}
 
     def block_in(i):
         return lambda _m, args: post.__setitem__(("in", i), args[0])
 
-    def mixer_step(i, step):
-        def wrapped(x, state):
-            post[("mix", i)] = out = step(x, state)
+    def mixer_step(i, forward_groups):
+        def wrapped(h, groups, states, kx):
+            out = forward_groups(h, groups, states, kx)
+            post[("mix", i)] = out[0].unsqueeze(0)  # [1, N, D], as the block adds it
             return out
         return wrapped
 
     mp = pytest.MonkeyPatch()
     hooks = [b.register_forward_pre_hook(block_in(i)) for i, b in enumerate(tiny.blocks)]
     for i, b in enumerate(tiny.blocks):
-        mp.setattr(b.mixer, "step", mixer_step(i, b.mixer.step))
+        mp.setattr(b.mixer, "forward_groups", mixer_step(i, b.mixer.forward_groups))
     try:
         with open_cache(tiny_dir, TINY, CAPACITY) as cache, \
                 Prefetcher("pilot", cache, tiny, width=3) as pre:

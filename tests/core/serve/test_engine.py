@@ -19,6 +19,7 @@ from core.prefix import entries as E
 from core.serve import Engine
 from tests.core.model.conftest import tiny_model
 from tests.tolerance import EXACT, assert_close
+
 A = (b"def load(path):\n    with open(path) as f:\n        return f.read()\n" * 12)[:700]
 B = A[:512] + b"# another ending, long enough to need more than one block" * 4
 
