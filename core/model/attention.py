@@ -1,10 +1,16 @@
-"""Causal attention over ragged sequences: every query sees exactly the keys before it.
+"""Causal latent attention over ragged sequences: every query sees exactly the keys before it.
 
-`attend(q, keys, values, spans, kernels)` answers the queries of many sequences at once. A
-Span is one sequence's slice of the batch: its T query rows from `start`, the position of its
-first query (`past`, the tokens already in its cache) and where its keys begin in `keys`
-[S_total, h, e] (past + new tokens, then zero rows up to a multiple of BLOCK: `key_rows`).
-Query t of a span sits at position past + t and attends keys 0 .. past + t.
+MLA caches one R-wide latent c per token; keys and values are k = W_k c and v = W_v c per head.
+With no RoPE the up-projections fold into the query and the output (DeepSeek's absorbed form):
+q . k = (W_k^T q) . c, and sum_s a_s v_s = W_v (sum_s a_s c_s). So `attend(qa, latents, spans)`
+scores absorbed queries qa [N, h, R] against the latents themselves and returns z [N, h, R]
+(the attention-weighted latents per head); the caller applies W_v. Keys are never built: a
+decode step reads R floats per past token, not 2 h e.
+
+A Span is one sequence's slice of the batch: its T query rows from `start`, the position of its
+first query (`past`, the tokens already in its cache) and where its latents begin in `latents`
+[S_total, R] (past + new tokens, then zero rows up to a multiple of BLOCK: `key_rows`).
+Query t of a span sits at position past + t and attends latents 0 .. past + t.
 
 INVARIANT: a query's bits must not depend on how many other queries, or which, share its call,
 nor on whether it is a prefill query or a decode step. So a query at position p attends over
@@ -31,14 +37,14 @@ BLOCK = 64  # the KDA chunk: prefill chunks and prefix blocks end on multiples o
 
 
 def key_rows(tokens: int) -> int:
-    """Rows a span's keys take in `keys`: its tokens rounded up to whole blocks."""
+    """Rows a span's latents take in `latents`: its tokens rounded up to whole blocks."""
     return BLOCK * -(-tokens // BLOCK)
 
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """One sequence's queries: rows [start, start + T) of q at positions [past, past + T);
-    its keys are rows [key_start, key_start + key_rows(past + T)) of keys and values."""
+    """One sequence's queries: rows [start, start + T) of qa at positions [past, past + T);
+    its latents are rows [key_start, key_start + key_rows(past + T)) of latents."""
 
     start: int
     T: int
@@ -46,38 +52,41 @@ class Span:
     key_start: int
 
 
-def _bucket(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-            tasks: list[tuple[Span, int, int]], S: int, kx: Kernels, out: torch.Tensor) -> None:
+def _bucket(qa: torch.Tensor, latents: torch.Tensor, tasks: list[tuple[Span, int, int]],
+            S: int, scale: float, kx: Kernels, out: torch.Tensor) -> None:
     """Tasks (span, first query, query count) over key rows of length S; answers go to out."""
-    N, h, e = q.shape
+    N, h, R = qa.shape
     G, n = len(tasks), max(c for _, _, c in tasks)
     q_rows, pos, k_rows = [], [], []
     for sp, t0, c in tasks:
-        q_rows += list(range(sp.start + t0, sp.start + t0 + c)) + [N] * (n - c)  # N: a zero row
-        p0 = sp.past + t0
-        pos += list(range(p0, p0 + c)) + [S - 1] * (n - c)  # padded rows see every key
+        r0, p0 = sp.start + t0, sp.past + t0
+        q_rows += range(r0, r0 + c)
+        pos += range(p0, p0 + c)
+        if c < n:
+            q_rows += [N] * (n - c)  # N: a zero row
+            pos += [S - 1] * (n - c)  # padded rows see every key
         k_rows.append(sp.key_start)
-    qi = torch.tensor(q_rows).view(G, n)
-    Q = torch.cat([q, q.new_zeros(1, h, e)])[qi]  # [G, n, h, e]
-    ki = (torch.tensor(k_rows).view(G, 1) + torch.arange(S)).clamp_(max=keys.shape[0] - 1)
-    K, V = keys[ki], values[ki]  # [G, S, h, e]
-    Qb = Q.permute(0, 2, 1, 3).reshape(G * h, n, e)  # [G h, n, e]
-    Kb = K.permute(0, 2, 3, 1).reshape(G * h, e, S)  # [G h, e, S]
-    Vb = V.permute(0, 2, 1, 3).reshape(G * h, S, e)  # [G h, S, e]
-    att = kx.bmm(Qb, Kb).view(G, h, n, S) / math.sqrt(e)  # [G, h, n, S]
+    qi = torch.tensor(q_rows)
+    padded = any(c < n for _, _, c in tasks)
+    Q = (torch.cat([qa, qa.new_zeros(1, h, R)]) if padded else qa)[qi]  # [G n, h, R]
+    Q = Q.view(G, n, h, R).transpose(1, 2).reshape(G, h * n, R)  # rows: (head, query)
+    ki = (torch.tensor(k_rows).view(G, 1) + torch.arange(S)).clamp_(max=latents.shape[0] - 1)
+    C = latents[ki]  # [G, S, R]
+    att = kx.bmm(Q, C.transpose(1, 2)).view(G, h, n, S) / scale  # [G, h, n, S]
     hidden = torch.arange(S) > torch.tensor(pos).view(G, 1, n, 1)  # [G, 1, n, S]
     att = att.masked_fill(hidden, float("-inf")).softmax(-1)
-    y = kx.bmm(att.reshape(G * h, n, S), Vb).view(G, h, n, e).transpose(1, 2)  # [G, n, h, e]
-    keep = qi.view(-1) < N
-    out.index_put_((qi.view(-1)[keep],), y.reshape(G * n, h, e)[keep])
+    z = kx.bmm(att.view(G, h * n, S), C).view(G, h, n, R).transpose(1, 2)  # [G, n, h, R]
+    keep = qi < N
+    out.index_put_((qi[keep],), z.reshape(G * n, h, R)[keep])
 
 
-def attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, spans: Sequence[Span],
+def attend(qa: torch.Tensor, latents: torch.Tensor, spans: Sequence[Span], head_dim: int,
            kx: Kernels) -> torch.Tensor:
-    """q [N, h, e] (every span's rows), keys / values [S_total, h, e] -> [N, h, e]."""
-    out = q.new_zeros(q.shape)
-    buckets: dict[int, list[tuple[Span, int, int]]] = {}
+    """qa [N, h, R] (absorbed queries of every span), latents [S_total, R] -> z [N, h, R]."""
+    out = qa.new_zeros(qa.shape)
+    scale = math.sqrt(head_dim)
     if kx.invariant:
+        buckets: dict[int, list[tuple[Span, int, int]]] = {}
         for sp in spans:
             t = 0
             while t < sp.T:
@@ -86,14 +95,13 @@ def attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, spans: Seq
                 c = min(sp.T - t, end - p)
                 buckets.setdefault(end, []).append((sp, t, c))
                 t += c
-    else:
-        by_count: dict[int, list[Span]] = {}
-        for sp in spans:
-            by_count.setdefault(sp.T, []).append(sp)
-        for group in by_count.values():
-            S = max(sp.past + sp.T for sp in group)
-            _bucket(q, keys, values, [(sp, 0, sp.T) for sp in group], S, kx, out)
+        for S, tasks in buckets.items():
+            _bucket(qa, latents, tasks, S, scale, kx, out)
         return out
-    for S, tasks in buckets.items():
-        _bucket(q, keys, values, tasks, S, kx, out)
+    by_count: dict[int, list[Span]] = {}
+    for sp in spans:
+        by_count.setdefault(sp.T, []).append(sp)
+    for group in by_count.values():
+        S = max(sp.past + sp.T for sp in group)
+        _bucket(qa, latents, [(sp, 0, sp.T) for sp in group], S, scale, kx, out)
     return out

@@ -58,8 +58,7 @@ def _product(op: str, a: torch.Tensor, b: torch.Tensor, m: int) -> torch.Tensor:
         return y[0] if op == "linear" else y
     M = a.shape[-2]
     r = m - M % m if M % m else 0
-    if r:
-        a = F.pad(a, (0, 0, 0, r))
+    a = F.pad(a, (0, 0, 0, r)) if r else a.contiguous()  # the layout calibrated: row-major
     y = F.linear(a, b) if op == "linear" else torch.bmm(a, b)
     return y[..., :M, :] if r else y
 
@@ -145,37 +144,57 @@ class Kernels:
     def sigmoid(self, x: torch.Tensor) -> torch.Tensor:
         if not self.invariant:
             return torch.sigmoid(x)
-        return 1.0 / (1.0 + torch.exp(-x))
+        e = torch.exp(torch.neg(x))
+        if e.requires_grad:
+            return torch.reciprocal(e + _ONE)
+        return e.add_(_ONE).reciprocal_()  # NOTE: a 0-dim tensor adds faster than a float
 
     def silu(self, x: torch.Tensor) -> torch.Tensor:
         if not self.invariant:
             return F.silu(x)
-        return x / (1.0 + torch.exp(-x))
+        e = torch.exp(torch.neg(x))
+        return x / (e + _ONE if e.requires_grad else e.add_(_ONE))
 
-    def rms(self, x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-        """RMSNorm over the last dim."""
+    def rms(self, x: torch.Tensor, weight: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+        """RMSNorm over the last dim; eps a 0-dim tensor."""
         ms = x.pow(2).mean(-1, keepdim=True) + eps
         if not self.invariant:
             return x * torch.rsqrt(ms) * weight
         return x / torch.sqrt(ms) * weight
 
 
+_ONE = torch.ones(())
 INVARIANT = Kernels(True)
 FAST = Kernels(False)
 KERNELS = {"invariant": INVARIANT, "fast": FAST}
 
 
+def _kept(module: torch.nn.Module, name: str, ws: tuple[torch.Tensor, ...], build
+          ) -> torch.Tensor | tuple[torch.Tensor, ...]:
+    """build(ws), kept on the module while the same tensors (identity, so an address cannot be
+    reused) are at the same versions; rebuilt every call under autograd."""
+    if torch.is_grad_enabled() and any(w.requires_grad for w in ws):
+        return build(ws)
+    cache = module.__dict__.setdefault("_kept", {})
+    hit = cache.get(name)
+    versions = tuple(w._version for w in ws)
+    if hit is None or len(hit[0]) != len(ws) or any(a is not b for a, b in zip(hit[0], ws)) \
+            or hit[1] != versions:
+        hit = (ws, versions, build(tuple(w.detach() for w in ws)))
+        cache[name] = hit
+    return hit[2]
+
+
 def fused(module: torch.nn.Module, *linears: torch.nn.Linear) -> torch.Tensor:
     """The weights of linears that read the same input, stacked [sum N, K]: one product
-    instead of several. Kept on the module while no weight changes (their versions), rebuilt
-    under autograd so gradients reach each weight."""
-    ws = [lin.weight for lin in linears]
-    if torch.is_grad_enabled() and any(w.requires_grad for w in ws):
-        return torch.cat(ws)
-    key = tuple((id(lin), w.data_ptr(), w._version) for lin, w in zip(linears, ws, strict=True))
-    cache = module.__dict__.setdefault("_fused", {})
-    hit = cache.get(key[0][0])
-    if hit is None or hit[0] != key:
-        hit = (key, torch.cat(ws).detach())
-        cache[key[0][0]] = hit
-    return hit[1]
+    instead of several (kept on the module while no weight changes)."""
+    ws = tuple(lin.weight for lin in linears)
+    return _kept(module, "fused:" + ",".join(str(id(lin)) for lin in linears), ws, torch.cat)
+
+
+def transposed(module: torch.nn.Module, stacks: tuple[torch.Tensor, ...]
+               ) -> tuple[torch.Tensor, ...]:
+    """Expert stacks [E, I, D], [E, D, I], [E, I, D] transposed row-major ([E, D, I], ...),
+    kept on the module while they stay the same."""
+    return _kept(module, "transposed", tuple(stacks),
+                 lambda ws: tuple(w.transpose(1, 2).contiguous() for w in ws))

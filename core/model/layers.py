@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from core.kda import kda_chunked, kda_chunked_states, kda_gate, kda_step
 from core.kda.differentiable import kda_chunked_autograd
-from core.model.attention import Span, attend, key_rows
+from core.model.attention import BLOCK
 from core.model.clock import timed
 from core.model.config import ModelDims
 from core.model.kernels import INVARIANT, Kernels, fused
@@ -37,10 +37,11 @@ class RMSNorm(nn.Module):
     def __init__(self, dim: int, eps: float = 1e-6) -> None:
         super().__init__()
         self.eps = eps
+        self._eps = torch.tensor(eps)  # not a buffer: the state dict stays as it was
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor, kx: Kernels = INVARIANT) -> torch.Tensor:
-        return kx.rms(x, self.weight, self.eps)
+        return kx.rms(x, self.weight, self._eps)
 
 
 @dataclass(slots=True)
@@ -102,6 +103,67 @@ class KDAOut:
                    for t in (d.q, d.k, d.v, d.g, d.beta, self.conv_rows))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Scan:
+    """One group's inputs to the recurrence."""
+
+    grp: GroupView
+    q: torch.Tensor  # [G, T, H, K]
+    k: torch.Tensor
+    v: torch.Tensor  # [G, T, H, V]
+    g: torch.Tensor  # [G, T, H, K]
+    beta: torch.Tensor  # [G, T, H]
+    S0: torch.Tensor | None  # [G, H, K, V]
+    padded: torch.Tensor  # [G, W - 1 + T, 3C]: the conv tail, then the raw rows
+    raw: torch.Tensor  # [G, T, 3C]
+
+
+def _prefill_scan(xs: list[_Scan]) -> list[tuple[torch.Tensor, torch.Tensor,
+                                                   tuple[KDAState, ...]]]:
+    """A batch's prefill groups, one kda_chunked call per number of 64-token chunks: each
+    sequence padded with null tokens (q = k = v = 0, g = 0, beta = 0, which leave the state as
+    it was) to whole chunks, so it runs the same 64-token chunks, with the same arithmetic,
+    alone or beside others (sequences with as many chunks share a call: no chunk is padding).
+    Returns (o [G, T, H, V], final S, captured) for each group, in order."""
+    by_chunks: dict[int, list[int]] = {}
+    for i, x in enumerate(xs):
+        by_chunks.setdefault(-(-x.grp.T // BLOCK), []).append(i)
+    done: dict[int, tuple[torch.Tensor, torch.Tensor, tuple[KDAState, ...]]] = {}
+    for n, members in by_chunks.items():
+        done.update(zip(members, _chunked_call([xs[i] for i in members], BLOCK * n),
+                        strict=True))
+    return [done[i] for i in range(len(xs))]
+
+
+def _chunked_call(xs: list[_Scan], T_pad: int
+                  ) -> list[tuple[torch.Tensor, torch.Tensor, tuple[KDAState, ...]]]:
+    """Groups whose sequences all take T_pad / 64 chunks, in one kda_chunked call."""
+
+    def pad(y: torch.Tensor, T: int) -> torch.Tensor:  # [G, T, ...] -> [G, T_pad, ...]
+        return F.pad(y, (0, 0) * (y.dim() - 2) + (0, T_pad - T)) if T < T_pad else y
+
+    cat = [torch.cat([pad(getattr(x, f), x.grp.T) for x in xs]) for f in ("q", "k", "v", "g",
+                                                                         "beta")]
+    H, K = xs[0].q.shape[2], xs[0].q.shape[3]
+    S0 = torch.cat([x.S0 if x.S0 is not None else x.q.new_zeros(x.grp.G, H, K, K) for x in xs])
+    keep = any(x.grp.capture_at for x in xs)
+    if keep:  # the states after every chunk: captures read theirs
+        o, S, at = kda_chunked_states(*cat, tuple(range(BLOCK, T_pad + 1, BLOCK)),
+                                      initial_state=S0)
+    else:
+        o, S = kda_chunked(*cat, initial_state=S0)  # [n, T_pad, H, V], [n, H, K, V]
+    out, row = [], 0
+    W = xs[0].padded.shape[1] - xs[0].grp.T + 1
+    for x in xs:
+        G, T = x.grp.G, x.grp.T
+        captured = tuple(KDAState(x.padded[:, p : p + W - 1].clone(),
+                                  at[p // BLOCK - 1][row : row + G])
+                         for p in x.grp.capture_at) if keep else ()
+        out.append((o[row : row + G, :T], S[row : row + G], captured))
+        row += G
+    return out
+
+
 class KDA(nn.Module):
     """fla `layers/kda.py` in miniature: conv'd q/k/v, L2-normalised q/k, lower-bound gate."""
 
@@ -161,52 +223,55 @@ class KDA(nn.Module):
                          d.gate_lower_bound, sigmoid=kx.sigmoid)[0]  # [N, H, K]
         beta_all = kx.sigmoid(b)  # [N, H]
         gate = kx.sigmoid(kx.linear(g_low, self.g_up.weight))  # [N, C]
-        outs, o_parts = [], []
+        inputs = []
         for grp, st in zip(groups, states, strict=True):
             G, T, rows = grp.G, grp.T, grp.rows
             raw_g = raw[rows].view(G, T, 3 * C)
             tail = st.conv if st is not None else raw.new_zeros(G, W - 1, 3 * C)
             padded = torch.cat([tail, raw_g], 1)  # [G, W - 1 + T, 3C]
-            mixed = kx.silu(self._conv(padded, T, kx))  # [G, T, 3C]
-            q, k, v = mixed.view(G, T, 3, H, K).unbind(2)  # [G, T, H, K]
-            q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
-            g, beta = g_all[rows].view(G, T, H, K), beta_all[rows].view(G, T, H)
-            S0 = st.S if st is not None else None
-            with timed("attention"):
-                o, S, captured = self._scan(grp, q, k, v, g, beta, S0, padded)
-            keep = grp.recurrent and grp.keep_inputs and T > 1
+            mixed = kx.silu(self._conv(padded, T, kx)).view(G, T, 3, H, K)  # [G, T, 3, H, K]
+            q, k = F.normalize(mixed[:, :, :2], dim=-1).unbind(2)  # [G, T, H, K], L2 rows
+            inputs.append(_Scan(grp=grp, q=q, k=k, v=mixed[:, :, 2],
+                                g=g_all[rows].view(G, T, H, K), beta=beta_all[rows].view(G, T, H),
+                                S0=st.S if st is not None else None, padded=padded, raw=raw_g))
+        with timed("attention"):
+            prefill = [x for x in inputs if not x.grp.recurrent and not torch.is_grad_enabled()]
+            done = dict(zip(map(id, prefill), _prefill_scan(prefill), strict=True))
+            for x in inputs:
+                if id(x) not in done:
+                    done[id(x)] = self._scan(x)
+        outs, o_parts = [], []
+        for x in inputs:
+            o, S, captured = done[id(x)]
+            keep = x.grp.recurrent and x.grp.keep_inputs and x.grp.T > 1
             outs.append(KDAOut(
-                S=S.detach(), conv=padded[:, T:].detach(), captured=captured,
-                inputs=DraftProjections(q, k, v, g, beta) if keep else None,
-                conv_rows=raw_g if keep else None))
-            o_parts.append(o.reshape(G * T, H, K))
+                S=S.detach(), conv=x.padded[:, x.grp.T:].detach(), captured=captured,
+                inputs=DraftProjections(x.q, x.k, x.v, x.g, x.beta) if keep else None,
+                conv_rows=x.raw if keep else None))
+            o_parts.append(o.reshape(x.grp.G * x.grp.T, H, K))
         o = torch.cat(o_parts) if len(o_parts) > 1 else o_parts[0]  # [N, H, V]
         y = kx.linear(self.o_norm(o, kx).reshape(N, C) * gate, self.o_proj.weight)
         return y, outs
 
-    def _scan(self, grp: GroupView, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-              g: torch.Tensor, beta: torch.Tensor, S0: torch.Tensor | None,
-              padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple[KDAState, ...]]:
-        """The recurrence over a group's T tokens: (o [G, T, H, V], final S, captured)."""
+    def _scan(self, x: _Scan) -> tuple[torch.Tensor, torch.Tensor, tuple[KDAState, ...]]:
+        """A recurrent group (kda_step per token) or a training one (the autograd form):
+        (o [G, T, H, V], final S, no captures)."""
+        q, k, v, g, beta = x.q, x.k, x.v, x.g, x.beta
         G, T, H, K = q.shape
-        W = self.d.conv_size
-        captured: tuple[KDAState, ...] = ()
-        if grp.recurrent:
-            S = S0 if S0 is not None else q.new_zeros(G, H, K, K)
-            steps = []
-            for t in range(T):
-                o_t, S = kda_step(q[:, t], k[:, t], v[:, t], g[:, t], beta[:, t], S)
-                steps.append(o_t)
-            o = torch.stack(steps, 1)  # [G, T, H, V]
-        elif torch.is_grad_enabled():  # NOTE: kda_chunked writes with out=: no autograd
-            o, S = kda_chunked_autograd(q, k, v, g, beta, initial_state=S0)
-        elif grp.capture_at:  # prefix checkpoints: the same arithmetic as kda_chunked
-            o, S, at = kda_chunked_states(q, k, v, g, beta, grp.capture_at, initial_state=S0)
-            captured = tuple(KDAState(padded[:, p : p + W - 1].clone(), s_p)
-                             for p, s_p in zip(grp.capture_at, at, strict=True))
-        else:  # NOTE: inference stays on kda_chunked, bit for bit what the weights shipped with
-            o, S = kda_chunked(q, k, v, g, beta, initial_state=S0)  # [G, T, H, V]
-        return o, S, captured
+        if not x.grp.recurrent:  # NOTE: kda_chunked writes with out=: no autograd
+            o, S = kda_chunked_autograd(q, k, v, g, beta, initial_state=x.S0)
+            return o, S, ()
+        S = x.S0 if x.S0 is not None else q.new_zeros(G, H, K, K)
+        if T == 1:
+            o_t, S = kda_step(q[:, 0], k[:, 0], v[:, 0], g[:, 0], beta[:, 0], S)
+            return o_t.unsqueeze(1), S, ()  # [G, 1, H, V]
+        qt, kt, vt, gt = (y.transpose(0, 1).contiguous() for y in (q, k, v, g))  # [T, G, ...]
+        bt = beta.transpose(0, 1).contiguous()  # [T, G, H]: each step's rows contiguous
+        steps = []
+        for t in range(T):
+            o_t, S = kda_step(qt[t], kt[t], vt[t], gt[t], bt[t], S)
+            steps.append(o_t)
+        return torch.stack(steps, 1), S, ()  # [G, T, H, V]
 
     def forward(self, x: torch.Tensor, state: KDAState | None = None,
                 capture_at: tuple[int, ...] = (), kx: Kernels = INVARIANT) -> torch.Tensor:
@@ -226,67 +291,3 @@ class KDA(nn.Module):
         y, (out,) = self.forward_groups(x.reshape(B, D), [grp], [state], kx)
         state.S, state.conv = out.S, out.conv
         return y.view(B, 1, D)
-
-
-class MLA(nn.Module):
-    """Multi-head latent attention: K and V are rebuilt from an R-wide latent; no RoPE."""
-
-    def __init__(self, d: ModelDims) -> None:
-        super().__init__()
-        self.d = d
-        D, Hd, R = d.d_model, d.mla_heads * d.mla_head_dim, d.kv_latent
-        self.q_proj = nn.Linear(D, Hd, bias=False)
-        self.kv_down = nn.Linear(D, R, bias=False)
-        self.kv_norm = RMSNorm(R)
-        self.k_up = nn.Linear(R, Hd, bias=False)
-        self.v_up = nn.Linear(R, Hd, bias=False)
-        self.o_proj = nn.Linear(Hd, D, bias=False)
-
-    def init_state(self, B: int, like: torch.Tensor) -> MLAState:
-        return MLAState(like.new_zeros(B, 0, self.d.kv_latent))
-
-    def forward_groups(self, h: torch.Tensor, groups: Sequence[GroupView],
-                       states: Sequence[Sequence[torch.Tensor] | None], kx: Kernels
-                       ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """h [N, D] -> ([N, D], each group's T new latents [G, T, R]).
-
-        states: per group, the G sequences' past latents [L_g, R] (None: no past)."""
-        d = self.d
-        N, R, hd, e = h.shape[0], d.kv_latent, d.mla_heads, d.mla_head_dim
-        q, c = kx.linear(h, fused(self, self.q_proj, self.kv_down)).split([hd * e, R], -1)
-        q, c = q.reshape(N, hd, e), self.kv_norm(c, kx)  # [N, h, e], [N, R]
-        spans, rows, key_start = [], [], 0
-        for grp, past in zip(groups, states, strict=True):
-            for i in range(grp.G):
-                start = grp.start + i * grp.T
-                L = past[i].shape[0] if past is not None else 0
-                n = key_rows(L + grp.T)
-                if past is not None and L:
-                    rows.append(past[i])
-                rows.append(c[start : start + grp.T])
-                if n > L + grp.T:
-                    rows.append(c.new_zeros(n - L - grp.T, R))
-                spans.append(Span(start=start, T=grp.T, past=L, key_start=key_start))
-                key_start += n
-        latents = torch.cat(rows)  # [S_total, R]: every span's keys, zero rows to whole blocks
-        kv = kx.linear(latents, fused(self, self.k_up, self.v_up))  # [S_total, 2 h e]
-        keys, values = (x.reshape(-1, hd, e) for x in kv.split(hd * e, -1))  # [S_total, h, e]
-        with timed("attention"):
-            y = attend(q, keys, values, spans, kx).reshape(N, hd * e)
-        new = [c[grp.rows].view(grp.G, grp.T, R).detach() for grp in groups]
-        return kx.linear(y, self.o_proj.weight), new
-
-    def forward(self, x: torch.Tensor, state: MLAState | None = None,
-                kx: Kernels = INVARIANT) -> torch.Tensor:
-        """x [B, T, D] -> [B, T, D]; appends T latents to state when given."""
-        B, T, D = x.shape
-        grp = GroupView(start=0, G=B, T=T, recurrent=False)
-        past = list(state.latent.unbind(0)) if state is not None else None
-        y, (new,) = self.forward_groups(x.reshape(B * T, D), [grp], [past], kx)
-        if state is not None:
-            state.latent = torch.cat([state.latent, new], 1)  # [B, t + T, R]
-        return y.view(B, T, D)
-
-    def step(self, x: torch.Tensor, state: MLAState, kx: Kernels = INVARIANT) -> torch.Tensor:
-        """x [B, 1, D] -> [B, 1, D]; appends one latent."""
-        return self.forward(x, state, kx)

@@ -27,7 +27,8 @@ from core.errors import ParamError, check_int
 from core.model.config import ModelDims
 from core.model.experts import AllResident, ExpertProvider
 from core.model.kernels import INVARIANT, Kernels
-from core.model.layers import KDA, MLA, GroupView, KDAOut, KDAState, MLAState, RMSNorm
+from core.model.layers import KDA, GroupView, KDAOut, KDAState, MLAState, RMSNorm
+from core.model.mla import MLA
 from core.model.moe import MoE, Routing
 
 LOGITS = ("all", "last", "none")

@@ -6,13 +6,12 @@ Routed experts are not read from this module directly but from an ExpertProvider
 each in order of first appearance (row-major over the chosen ids): a loaded expert serves
 every token of the call that chose it, whichever request the token belongs to.
 
-Arithmetic (core/model/kernels.py). INVARIANT: the experts' rows are gathered into one padded
-stack per matrix ([E_used, n, D], n the busiest expert's rows) and run as one bmm each, and
-each token adds its experts in its own top-k order (slot 0, then slot 1, ...), so a token's
-bits depend on it alone, not on which other tokens chose the same experts or in what order
+Arithmetic: the experts' rows are gathered into one padded stack per matrix and run as one
+bmm each (core/model/kernels.py: with INVARIANT kernels a row's bits then depend on it alone),
+and each token adds its experts in its own top-k order (slot 0, then slot 1, ...), so a
+token's bits do not depend on which other tokens chose the same experts or in what order
 experts were visited; a provider that streams experts through a small cache gives the same
-bits as one holding every expert (its triples are copied into the stack as they come). FAST:
-one product per expert over its rows, added in visit order (index_add).
+bits as one holding every expert (its triples are copied into the stack as they come).
 
 Selection: with no provider, or a provider whose `policy` is None, the choice is the stock
 top-k above, unchanged (the code path the shipped weights were trained with). A provider with
@@ -33,9 +32,10 @@ import torch.nn.functional as F
 from core.model.clock import timed
 from core.model.config import ModelDims
 from core.model.experts import AllResident, ExpertProvider
-from core.model.kernels import INVARIANT, Kernels, fused
+from core.model.kernels import INVARIANT, Kernels, fused, transposed
 
-PAIRS_ONE_BY_ONE = 64  # up to this many (token, slot) pairs, one bmm entry per pair
+PAIRS_ALONE = 8  # up to this many (token, slot) pairs, each is its own bmm entry
+PAIRS_BUCKETED = 256  # from this many, experts go in buckets of similar load
 
 
 class Routing(NamedTuple):
@@ -108,66 +108,67 @@ class MoE(nn.Module):
         r = self._select(logits.softmax(-1), provider)
         provider.routed(self.layer, r)
         shared = kx.linear(kx.silu(h1) * h3, self.shared_w2.weight)  # [N, D]
-        if kx.invariant:
-            out = shared
-            ys = self._stacked(flat, r, provider, kx)  # [N, k, D]
-            for j in range(r.ids.shape[1]):  # each token's experts in its own top-k order
-                out = out + ys[:, j]
-        else:
-            out = shared
-            for e, (w1, w2, w3) in provider.experts(self.layer, r.order):
-                rows, slot = (r.ids == e).nonzero(as_tuple=True)  # tokens routed to e, in order
-                y = expert_ffn(flat[rows], w1, w2, w3) * r.weights[rows, slot, None]  # [n, D]
-                out = out.index_add(0, rows, y)
+        out = shared
+        ys = self._stacked(flat, r, provider, kx)  # [N, k, D]
+        for j in range(r.ids.shape[1]):  # each token's experts in its own top-k order
+            out = out + ys[:, j]
         provider.consumed(self.layer, r)
         return out.view(x.shape), r
 
     def _stacked(self, flat: torch.Tensor, r: Routing, provider: ExpertProvider,
                  kx: Kernels) -> torch.Tensor:
-        """Every (token, slot) pair's weighted expert output [N, k, D].
-
-        Few pairs (decode, verify): one bmm entry per pair; many (prefill): one per expert,
-        its rows padded to the busiest expert's. Either way every product is a kx.bmm row,
-        whose bits do not depend on the other rows (core/model/kernels.py)."""
+        """Every (token, slot) pair's weighted expert output [N, k, D]. A few pairs: one bmm
+        entry each. More: the pairs grouped by expert, one bmm entry per expert, its rows
+        padded to the busiest expert's of its bucket (experts in buckets of similar load, so
+        little is padding); every expert of the layer when most are chosen and all are
+        resident (no weight copied), else the chosen ones. A row's bits depend neither on
+        the other rows of its entry nor on the other entries (core/model/kernels.py)."""
         N, D = flat.shape
         k = r.ids.shape[1]
-        P, pairs = N * k, r.ids.reshape(-1)  # pair t k + j: token t, slot j
-        resident = type(provider) is AllResident
-        if resident:
-            stacks = provider.stacks[self.layer]  # [E, I, D], [E, D, I], [E, I, D]
-            col = pairs
-        else:
-            stacks, col = self._fetch(flat, r, provider), None
-        if P <= PAIRS_ONE_BY_ONE:
-            if col is None:
-                col = self._rank(r)[pairs]
-            w1, w2, w3 = (w.index_select(0, col) for w in stacks)  # [P, ...]: each pair's
-            y = self._ffn(flat.repeat_interleave(k, 0).unsqueeze(1), w1, w2, w3, kx)  # [P, 1, D]
+        P = N * k
+        pairs = r.ids.reshape(-1)  # pair t k + j: token t, slot j
+        if P <= PAIRS_ALONE:  # a decode step or two: one entry per pair, no grouping
+            if type(provider) is AllResident:
+                w = transposed(self, provider.stacks[self.layer])
+            else:
+                w, pairs = self._fetch(flat, r, provider), self._rank(r)[pairs]
+            x = flat.repeat_interleave(k, 0).unsqueeze(1)  # [P, 1, D]
+            y = self._ffn(x, *(s.index_select(0, pairs) for s in w), kx)  # [P, 1, D]
             return y.view(N, k, D) * r.weights.unsqueeze(-1)
-        used = torch.tensor(r.order)
-        if resident:
-            stacks = tuple(w.index_select(0, used) for w in stacks)
-        rank = self._rank(r)
-        col = rank[pairs]  # [P]: each pair's expert, as its rank in the visit order
-        U = len(r.order)
-        by_expert = torch.argsort(col, stable=True)  # pairs grouped by expert, in token order
+        if type(provider) is AllResident and 2 * len(r.order) > self.d.n_experts:
+            stacks = transposed(self, provider.stacks[self.layer])  # every expert, no copy
+            col, U = pairs, self.d.n_experts
+        else:
+            if type(provider) is AllResident:  # a few experts: copy just those
+                used = torch.tensor(r.order)
+                stacks = tuple(w.index_select(0, used)
+                               for w in transposed(self, provider.stacks[self.layer]))
+            else:
+                stacks = self._fetch(flat, r, provider)
+            col, U = self._rank(r)[pairs], len(r.order)
         counts = torch.bincount(col, minlength=U)  # [U]
+        by_expert = torch.argsort(col, stable=True)  # pairs grouped by expert, in token order
         within = torch.arange(P) - (counts.cumsum(0) - counts)[col[by_expert]]
         index = torch.full((U, int(counts.max())), P, dtype=torch.long)  # P: a zero row
         index[col[by_expert], within] = by_expert  # [U, n]: each expert's pairs, then padding
-        xp = torch.cat([flat.repeat_interleave(k, 0), flat.new_zeros(1, D)])[index]  # [U, n, D]
-        y = self._ffn(xp, *stacks, kx).reshape(-1, D)  # [U n, D]
-        keep = index.view(-1) < P
-        out = flat.new_zeros(P, D)
-        out[index.view(-1)[keep]] = y[keep]
+        tokens = torch.where(index < P, index // k, N)  # pair -> its token; N: a zero row
+        src = torch.cat([flat, flat.new_zeros(1, D)])
+        out = flat.new_empty(P, D)
+        for experts, n in _buckets(counts.tolist(), P >= PAIRS_BUCKETED):
+            sel = torch.tensor(experts)
+            idx = index[sel, :n]  # [b, n]
+            y = self._ffn(src[tokens[sel, :n]], *(w.index_select(0, sel) for w in stacks), kx)
+            real = idx < P
+            out[idx[real]] = y[real]  # [pairs of the bucket, D]
         return out.view(N, k, D) * r.weights.unsqueeze(-1)
 
     @staticmethod
-    def _ffn(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, w3: torch.Tensor,
+    def _ffn(x: torch.Tensor, w1t: torch.Tensor, w2t: torch.Tensor, w3t: torch.Tensor,
              kx: Kernels) -> torch.Tensor:
-        """expert_ffn per bmm entry: x [U, n, D]; w1, w3 [U, I, D]; w2 [U, D, I] -> [U, n, D]."""
-        h = kx.silu(kx.bmm(x, w1.transpose(1, 2))) * kx.bmm(x, w3.transpose(1, 2))
-        return kx.bmm(h, w2.transpose(1, 2))
+        """expert_ffn per bmm entry: x [U, n, D]; w1t, w3t [U, D, I]; w2t [U, I, D] (the
+        weights transposed, row-major) -> [U, n, D]."""
+        h = kx.silu(kx.bmm(x, w1t)) * kx.bmm(x, w3t)
+        return kx.bmm(h, w2t)
 
     def _rank(self, r: Routing) -> torch.Tensor:
         """[E]: each chosen expert's index in r.order (-1 for the others)."""
@@ -180,14 +181,28 @@ class MoE(nn.Module):
         """The chosen experts' weights, stacked in visit order (a provider's triple is valid
         only until the next one is asked for, so each is copied as it comes)."""
         U = len(r.order)
-        w1 = flat.new_empty(U, *self.w1.shape[1:])
-        w2, w3 = flat.new_empty(U, *self.w2.shape[1:]), torch.empty_like(w1)
+        I, D = self.w1.shape[1:]
+        w1t, w2t, w3t = flat.new_empty(U, D, I), flat.new_empty(U, I, D), flat.new_empty(U, D, I)
         rank = {e: i for i, e in enumerate(r.order)}
         with timed("expert_loads"):
             for e, triple in provider.experts(self.layer, r.order):
-                for stack, w in zip((w1, w2, w3), triple, strict=True):
-                    stack[rank[e]].copy_(w)
-        return w1, w2, w3
+                for stack, w in zip((w1t, w2t, w3t), triple, strict=True):
+                    stack[rank[e]].copy_(w.t())
+        return w1t, w2t, w3t
+
+
+def _buckets(counts: list[int], split: bool) -> list[tuple[list[int], int]]:
+    """Experts (indices into counts) in buckets of similar load, heaviest first, each with the
+    rows its entries are padded to: with split, a bucket closes when the next expert has at
+    most half the rows of its first; else one bucket (experts with no rows are left out)."""
+    order = sorted((i for i, c in enumerate(counts) if c), key=lambda i: -counts[i])
+    out: list[tuple[list[int], int]] = []
+    for i in order:
+        if out and (not split or counts[i] * 2 > out[-1][1]):
+            out[-1][0].append(i)
+        else:
+            out.append(([i], counts[i]))
+    return out
 
 
 def balance_loss(r: Routing, n_experts: int) -> torch.Tensor:

@@ -1,10 +1,12 @@
-"""Many sequences' states moved between a PagePool and the model in one indexed copy per layer.
+"""Many sequences' states moved between a PagePool and the model in one indexed copy.
 
 The byte layout is PagedSequence's (core/paging/sequence.py): an MLA page holds P latents of
 one layer ([P, R] float32); a KDA layer's page group holds S in whole heads (pack_heads), then
 the conv tail as one byte run (pack_blob). These functions read and write the same bytes for
-G sequences at once (a batched step loads every request's state, runs, and stores it back), so
-a state written here reads back through PagedSequence bit for bit, and the other way round.
+G sequences at once (a batched step loads every request's state, runs, and stores it back): the
+KDA states of every layer of every sequence in one gather and one scatter, each MLA layer's
+latents in one gather, so a state written here reads back through PagedSequence bit for bit,
+and the other way round.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+import torch.nn.functional as F
 
 from core.model.layers import KDAState
 from core.paging.sequence import PagedSequence
@@ -19,48 +22,76 @@ from core.paging.sequence import PagedSequence
 
 def _float_pages(seq: PagedSequence) -> torch.Tensor:
     """The pool's arena as MLA blocks: [n_pages, P, R] float32 (a view)."""
-    d = seq.dims
-    return seq.pool.arena.view(torch.float32).view(seq.pool.n_pages, seq.P, d.kv_latent)
+    return seq.pool.arena.view(torch.float32).view(seq.pool.n_pages, seq.P, seq.dims.kv_latent)
 
 
-def read_kda(seqs: Sequence[PagedSequence], kda: int) -> KDAState:
-    """KDA layer `kda` of every sequence: conv [G, W - 1, 3C], S [G, H, K, V] (fresh tensors)."""
+def _words(arena: torch.Tensor) -> torch.Tensor:
+    """The arena [n_pages, page_bytes] uint8 as int64 words when pages are whole words: a
+    gather or scatter then moves words instead of single bytes (the same bits)."""
+    return arena.view(torch.int64) if arena.shape[1] % 8 == 0 else arena
+
+
+def _kda_pages(seqs: Sequence[PagedSequence]) -> torch.Tensor:
+    """[G, n_kda, pages per layer]: every sequence's KDA page groups."""
+    return torch.tensor([seq.kda_groups for seq in seqs])
+
+
+def read_kda(seqs: Sequence[PagedSequence]) -> list[KDAState]:
+    """Every KDA layer's state of every sequence: per layer conv [G, W - 1, 3C] and
+    S [G, H, K, V], from one gather of the heads' pages and one of the conv tails'."""
     s0, G = seqs[0], len(seqs)
     d, geo = s0.dims, s0.geometry
-    hp, per, hb = geo.heads.pages, geo.heads.per_page, geo.kda_head_bytes
-    idx = torch.tensor([seq.kda_groups[kda] for seq in seqs])  # [G, pages per layer]
-    raw = s0.pool.arena[idx]  # [G, n, page_bytes] uint8
-    heads = raw[:, :hp, : per * hb].reshape(G, hp * per * hb)[:, : d.kda_heads * hb]
-    S = heads.contiguous().view(torch.float32).view(G, d.kda_heads, d.kda_head_dim,
-                                                    d.kda_head_dim)
-    conv = raw[:, hp:].reshape(G, -1)[:, : geo.kda_conv_bytes].contiguous()
-    conv = conv.view(torch.float32).view(G, d.conv_size - 1, 3 * d.kda_inner)
-    return KDAState(conv, S)
+    hp, per, hb, pb = geo.heads.pages, geo.heads.per_page, geo.kda_head_bytes, s0.pool.page_bytes
+    idx = _kda_pages(seqs)  # [G, L, n]
+    words = _words(s0.pool.arena)
+    heads = words[idx[:, :, :hp]].view(torch.uint8)  # [G, L, hp, page_bytes]
+    if per * hb != pb:  # pages hold whole heads and a tail nobody uses
+        heads = heads[..., : per * hb]
+    heads = heads.reshape(G, d.n_kda, -1)[:, :, : d.kda_heads * hb]
+    S = heads.view(torch.float32).view(G, d.n_kda, d.kda_heads, d.kda_head_dim, d.kda_head_dim)
+    conv = words[idx[:, :, hp:]].view(torch.uint8).reshape(G, d.n_kda, -1)
+    conv = conv[:, :, : geo.kda_conv_bytes].view(torch.float32)
+    conv = conv.view(G, d.n_kda, d.conv_size - 1, 3 * d.kda_inner)
+    return [KDAState(conv[:, i], S[:, i]) for i in range(d.n_kda)]
 
 
-def write_kda(seqs: Sequence[PagedSequence], kda: int, S: torch.Tensor,
-              conv: torch.Tensor) -> None:
-    """Store S [G, H, K, V] and conv [G, W - 1, 3C] into each sequence's page group `kda`."""
+def write_kda(seqs: Sequence[PagedSequence], states: Sequence[tuple[torch.Tensor, torch.Tensor]]
+              ) -> None:
+    """Store every KDA layer's (S [G, H, K, V], conv [G, W - 1, 3C]) into the sequences'
+    page groups: one scatter for the heads' pages, one for the conv tails'."""
     s0, G = seqs[0], len(seqs)
     geo, pool = s0.geometry, s0.pool
-    hp, per, hb = geo.heads.pages, geo.heads.per_page, geo.kda_head_bytes
-    idx = torch.tensor([seq.kda_groups[kda] for seq in seqs])  # [G, n]
-    heads = S.detach().contiguous().view(torch.uint8).view(G, -1)  # [G, H hb]
-    heads = torch.nn.functional.pad(heads, (0, hp * per * hb - heads.shape[1]))
-    pool.arena[:, : per * hb][idx[:, :hp].reshape(-1)] = heads.view(G * hp, per * hb)
-    blob = conv.detach().contiguous().view(torch.uint8).view(G, -1)  # [G, conv bytes]
-    cp = idx.shape[1] - hp
-    blob = torch.nn.functional.pad(blob, (0, cp * pool.page_bytes - blob.shape[1]))
-    pool.arena[idx[:, hp:].reshape(-1)] = blob.view(G * cp, pool.page_bytes)
+    hp, per, hb, pb = geo.heads.pages, geo.heads.per_page, geo.kda_head_bytes, pool.page_bytes
+    idx = _kda_pages(seqs)  # [G, L, n]
+    L, cp = idx.shape[1], idx.shape[2] - hp
+    words = _words(pool.arena)
+    S = torch.stack([s for s, _ in states], 1).contiguous()  # [G, L, H, K, V]
+    heads = S.view(torch.uint8).view(G, L, -1)  # [G, L, H hb]
+    if heads.shape[2] != hp * per * hb:
+        heads = F.pad(heads, (0, hp * per * hb - heads.shape[2]))
+    heads = heads.view(G, L, hp, per * hb)
+    if per * hb != pb:
+        heads = F.pad(heads, (0, pb - per * hb))
+    words[idx[:, :, :hp].reshape(-1)] = heads.reshape(-1, pb).view(words.dtype)
+    conv = torch.stack([c for _, c in states], 1).contiguous()  # [G, L, W - 1, 3C]
+    blob = F.pad(conv.view(torch.uint8).view(G, L, -1), (0, cp * pb - geo.kda_conv_bytes))
+    words[idx[:, :, hp:].reshape(-1)] = blob.view(-1, pb).view(words.dtype)
 
 
-def read_latents(seq: PagedSequence, mla: int, tokens: int) -> torch.Tensor:
-    """[tokens, R]: the first `tokens` latents of MLA layer `mla` (a fresh tensor)."""
-    n = -(-tokens // seq.P)
-    if n == 0:
-        return torch.zeros(0, seq.dims.kv_latent)
-    blocks = _float_pages(seq)[torch.tensor(seq.mla_tables[mla][:n])]  # [n, P, R]
-    return blocks.view(n * seq.P, -1)[:tokens]
+def read_latents(seqs: Sequence[PagedSequence], mla: int, tokens: Sequence[int]
+                 ) -> list[torch.Tensor]:
+    """Each sequence's first tokens[i] latents of MLA layer `mla` [tokens[i], R], one gather."""
+    s0 = seqs[0]
+    counts = [-(-t // s0.P) for t in tokens]
+    pages = [p for seq, n in zip(seqs, counts, strict=True) for p in seq.mla_tables[mla][:n]]
+    if not pages:
+        return [torch.zeros(0, s0.dims.kv_latent) for _ in seqs]
+    blocks = _float_pages(s0)[torch.tensor(pages)]  # [sum n, P, R]
+    out, at = [], 0
+    for n, t in zip(counts, tokens, strict=True):
+        out.append(blocks[at : at + n].view(n * s0.P, -1)[:t])
+        at += n
+    return out
 
 
 def write_latents(seqs: Sequence[PagedSequence], mla: int, starts: Sequence[int],

@@ -72,16 +72,14 @@ class StepBatch:
         loaded = []
         for key, its in keyed.items():
             seqs = [it.request.seq for it in its]
-            kda, states = [], []
+            kda, states = paged.read_kda(seqs), []
             mla = nk = 0
             for kind in memory.dims.layer_kinds:
                 if kind == "kda":
-                    kda.append(paged.read_kda(seqs, nk))
-                    states.append(kda[-1])
+                    states.append(kda[nk])
                     nk += 1
                 else:
-                    states.append([paged.read_latents(s, mla, it.start)
-                                   for s, it in zip(seqs, its, strict=True)])
+                    states.append(paged.read_latents(seqs, mla, [it.start for it in its]))
                     mla += 1
             tokens = torch.tensor([list(it.tokens) for it in its])  # [G, T]
             if key[0] == "prefill":
@@ -125,14 +123,16 @@ class StepBatch:
         accepted = {i: accept(it.request, it.tokens, greedy[i], self.adaptive)[0]
                     for i, it in enumerate(b.items) if it.kind == "verify" and T > 1}
         t0 = time.perf_counter()
+        states = []
         for layer, rec in enumerate(kda_out):
             if accepted:  # verify windows: commit n + 1 positions (KDA by replay)
                 pairs = [commit_kda(b.kda[layer].S[i : i + 1], b.kda[layer].conv[i : i + 1],
                                     rec.row(i), accepted[i] + 1) for i in range(len(b.items))]
-                S, conv = torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
+                states.append((torch.cat([p[0] for p in pairs]),
+                               torch.cat([p[1] for p in pairs])))
             else:
-                S, conv = rec.S, rec.conv
-            paged.write_kda(seqs, layer, S, conv)
+                states.append((rec.S, rec.conv))
+        paged.write_kda(seqs, states)
         for layer, new in enumerate(mla_out):
             paged.write_latents(seqs, layer, [it.start for it in b.items], list(new.unbind(0)))
         self.writes += time.perf_counter() - t0
