@@ -178,8 +178,8 @@ def _kept(module: torch.nn.Module, name: str, ws: tuple[torch.Tensor, ...], buil
     cache = module.__dict__.setdefault("_kept", {})
     hit = cache.get(name)
     versions = tuple(w._version for w in ws)
-    if hit is None or len(hit[0]) != len(ws) or any(a is not b for a, b in zip(hit[0], ws)) \
-            or hit[1] != versions:
+    if hit is None or len(hit[0]) != len(ws) or hit[1] != versions \
+            or any(a is not b for a, b in zip(hit[0], ws, strict=True)):
         hit = (ws, versions, build(tuple(w.detach() for w in ws)))
         cache[name] = hit
     return hit[2]

@@ -181,8 +181,9 @@ class MoE(nn.Module):
         """The chosen experts' weights, stacked in visit order (a provider's triple is valid
         only until the next one is asked for, so each is copied as it comes)."""
         U = len(r.order)
-        I, D = self.w1.shape[1:]
-        w1t, w2t, w3t = flat.new_empty(U, D, I), flat.new_empty(U, I, D), flat.new_empty(U, D, I)
+        inner, D = self.w1.shape[1:]
+        w1t, w2t = flat.new_empty(U, D, inner), flat.new_empty(U, inner, D)
+        w3t = flat.new_empty(U, D, inner)
         rank = {e: i for i, e in enumerate(r.order)}
         with timed("expert_loads"):
             for e, triple in provider.experts(self.layer, r.order):
