@@ -14,6 +14,8 @@ lab's server runs). In one run:
               this machine's measured matmul FLOP/s
   tight pool  B = 16 in a pool that holds 16 prompts but not what they grow to: pages in use,
               preemptions and recomputed tokens, optimistic admission against reserve
+  --routing   how often cache-aware routing over a shared 32-slot cache changes a text
+              (core.serve.invariance), B = 1, 4, 16
 Targets (ratios to the one-at-a-time Engine, same run): B = 16 invariant >= 6x, fast >= 10x;
 B = 1 >= 0.9x. Every batched text is compared with HybridLM.generate's (invariant: must be
 equal; fast: the count that differ is printed).
@@ -32,6 +34,7 @@ from core.model.experts import CacheProvider, ExpertProvider, open_cache
 from core.model.model import HybridLM
 from core.model.weights import ASSET_DIR, load_model
 from core.serve import Engine, GenerateReport, StepReport
+from core.serve.invariance import measure
 from core.serve.prompts import held_out
 from core.serve.roofline import matmul_rate, step_flops
 
@@ -78,8 +81,19 @@ def main(argv: list[str]) -> int:
     p.add_argument("--batches", default="1,2,4,8,16,32")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--no-cache", action="store_true", help="skip the 32-slot expert cache rows")
+    p.add_argument("--routing", action="store_true",
+                   help="also measure how often cache-aware routing changes a text (slow)")
     a = p.parse_args(argv)
+    before = torch.get_num_threads()
     torch.set_num_threads(a.threads)
+    try:
+        run(a)
+    finally:
+        torch.set_num_threads(before)
+    return 0
+
+
+def run(a: argparse.Namespace) -> None:
     batches = [int(b) for b in a.batches.split(",")]
     model = load_model()
     prompts = held_out(a.prompts)
@@ -126,16 +140,30 @@ def main(argv: list[str]) -> int:
                 if invariant:
                     assert differ == 0, "invariant kernels changed a request's bytes"
                 decode = [s for s in steps if all(w.kind == "decode" for w in s.work)]
-                if decode and B in (1, batches[-1]) or B == 16:
+                if decode:
                     flops = sum(step_flops(model.dims, s) for s in decode)
                     secs = sum(s.seconds.total for s in decode) or 1.0
                     union = statistics.mean(statistics.mean(s.distinct_experts) for s in decode)
-                    print(f"{'':>20}decode steps: {len(decode)}, distinct experts per layer "
-                          f"{union:4.1f} of {model.dims.n_experts}, {flops / secs / 1e9:5.2f} "
-                          f"GFLOP/s = {flops / secs / rate:5.1%} of this machine's "
-                          f"{rate / 1e9:.0f} GFLOP/s matmul; time: {_split(decode)}")
+                    rows = statistics.mean(len(s.work) for s in decode)
+                    E, k = model.dims.n_experts, model.dims.top_k
+                    uniform = E * (1 - (1 - k / E) ** rows)
+                    print(f"{'':>20}{len(decode)} decode steps of {rows:4.1f} tokens: distinct "
+                          f"experts per layer {union:4.1f} of {E} (uniform routing: "
+                          f"{uniform:4.1f}); {flops / secs / 1e9:5.2f} GFLOP/s = "
+                          f"{flops / secs / rate:5.1%} of this machine's {rate / 1e9:.0f} "
+                          f"GFLOP/s matmul; time: {_split(decode)}")
     tight(model, prompts, a.new, solo)
-    return 0
+    if a.routing:
+        routed(model, prompts[:16], min(a.new, 32))
+
+
+def routed(model: HybridLM, prompts: Sequence[bytes], n_new: int) -> None:
+    """How often cache-aware routing (which reads the shared residency) changes a text."""
+    for row in measure(model, prompts, n_new, (1, 4, 16), invariant=True, routing=True):
+        where = ", ".join(f"#{d.request} at byte {d.byte}" for d in row.differ)
+        print(f"cache-aware routing, {SLOTS} slots shared, B = {row.batch:<3}: "
+              f"{len(row.differ)} of {row.requests} texts differ from the request served alone "
+              f"on a fresh cache{': ' + where if where else ''}")
 
 
 def tight(model: HybridLM, prompts: Sequence[bytes], n_new: int, solo: list[bytes]) -> None:
