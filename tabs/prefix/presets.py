@@ -91,8 +91,10 @@ def _logits(ax, rs, present: bool) -> None:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=2, fontsize=7.5,
                   handlelength=1.0)
         return
-    ax.set_xlabel(f"max |Δ logits| vs a cold forward (log)\n0 drawn at {FLOOR:g}; fp32 "
-                  f"rounding (within tolerance) at {ROUNDING_AT:g}")
+    rounded = any(0 < r.max_abs_safe <= FP32_DECODE_MAX_ABS
+                  or 0 < r.max_abs_unsafe <= FP32_DECODE_MAX_ABS for r in rs.values())
+    ax.set_xlabel(f"max |Δ logits| vs a cold forward (log)\n0 (bit for bit) drawn at {FLOOR:g}"
+                  + (f"; fp32 rounding (within tolerance) at {ROUNDING_AT:g}" if rounded else ""))
     ax.set_title("Same last logits as a cold run?")
     ax.legend(loc="upper left", ncols=2, fontsize=7.5)
 
