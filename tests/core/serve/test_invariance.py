@@ -48,7 +48,8 @@ def test_bad_input_names_the_parameter(tiny_dir, kwargs, name):
 def test_the_batching_benchmark_runs(capsys):
     from core.bench.batch import main
 
-    assert main(["--prompts", "4", "--new", "3", "--batches", "1,2", "--no-cache"]) == 0
+    assert main(["--prompts", "4", "--new", "3", "--batches", "1,2", "--no-cache",
+                 "--rounds", "1"]) == 0
     out = capsys.readouterr().out
     assert "Engine one at a time" in out and "resident invariant B = 2" in out
     assert "tight pool" in out and "reserve" in out and "optimistic" in out
