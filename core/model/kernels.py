@@ -29,7 +29,9 @@ engine's batch invariance (tests/core/serve/test_batching.py).
 
 from __future__ import annotations
 
+import functools
 import threading
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -105,11 +107,18 @@ def row_multiple(op: str, k: int, n: int, layout: str = "n") -> int:
     return m
 
 
+@functools.cache
 def exp_lanes_agree() -> bool:
-    """exp gives the same bits for an element alone as inside a long vectorised call."""
+    """exp gives the same bits for an element alone as inside a long vectorised call (checked
+    once per process; the invariant sigmoid and silu rest on it, and warn if it fails)."""
     x = torch.linspace(-30.0, 30.0, 4099)
     alone = torch.cat([torch.exp(x[i : i + 1]) for i in range(0, 4099, 97)])
-    return torch.equal(alone, torch.exp(x)[::97])
+    ok = torch.equal(alone, torch.exp(x)[::97])
+    if not ok:
+        warnings.warn("torch.exp gives an element other bits inside a vectorised call than "
+                      "alone on this CPU: the invariant sigmoid and silu are not batch-invariant "
+                      "here", RuntimeWarning, stacklevel=2)
+    return ok
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +153,7 @@ class Kernels:
     def sigmoid(self, x: torch.Tensor) -> torch.Tensor:
         if not self.invariant:
             return torch.sigmoid(x)
+        exp_lanes_agree()
         e = torch.exp(torch.neg(x))
         if e.requires_grad:
             return torch.reciprocal(e + _ONE)

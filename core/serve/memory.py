@@ -26,10 +26,9 @@ from collections.abc import Callable
 
 import torch
 
-from core.errors import ParamError
 from core.model.config import ModelDims
 from core.model.layers import KDAState
-from core.paging.pool import OutOfPages, PageKind, PagePool
+from core.paging.pool import OutOfPages, PageError, PageKind, PagePool
 from core.paging.sequence import PagedSequence
 from core.prefix.cache import PrefixCache
 from core.prefix.entries import LookupResult
@@ -228,5 +227,5 @@ class Memory:
             self.cache.check()
         spare = self.cache.reclaimable_pages() if self.cache is not None else 0
         if not 0 <= self.reserved <= self.pool.num_free + spare:
-            raise ParamError(f"pages set aside ({self.reserved}) exceed what the pool can give "
-                             f"({self.pool.num_free} free + {spare} reclaimable)")
+            raise PageError(f"pages set aside ({self.reserved}) exceed what the pool can give "
+                            f"({self.pool.num_free} free + {spare} reclaimable)")

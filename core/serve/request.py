@@ -67,7 +67,6 @@ class Request:
         self.first_time: float | None = None
         self.finished_step: int | None = None
         self.finished_time: float | None = None
-        self.last_logits = None  # the prompt's last logits (the prefill's report)
         self.prefill: PrefillReport | None = None
         self.decode_steps: list[DecodeStep] = []
         self.verify_steps: list[VerifyStep] = []
