@@ -47,7 +47,9 @@ def _p(times: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
-def _cases(tab, fig) -> list[tuple[str, dict]]:
+def bench_cases(tab, fig) -> list[tuple[str, dict]]:
+    """(label, values) of each case benched for one figure: defaults, each preset that sets one
+    of its parameters, and every slider it reads at its maximum."""
     cases = [("defaults", {})]
     for p in tab.presets:
         if set(p.values) & set(fig.params):
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
           "   (ref: the reference's P95 in the same case)")
     worst, over = 0.0, []
     for tab, fig in chosen:
-        for label, values in _cases(tab, fig):
+        for label, values in bench_cases(tab, fig):
             try:
                 first = _ms(lambda v=values, f=fig, t=tab: render(f, t, v))
             except ParamError as e:  # a combination the tab rejects (e.g. linked maxima)

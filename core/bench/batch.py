@@ -30,8 +30,8 @@ from collections.abc import Sequence
 
 import torch
 
-from core.model.experts import CacheProvider, ExpertProvider, open_cache
 from core.model.model import HybridLM
+from core.model.providers import CacheProvider, ExpertProvider, open_cache
 from core.model.weights import ASSET_DIR, load_model
 from core.serve import Engine, GenerateReport, StepReport
 from core.serve.invariance import measure

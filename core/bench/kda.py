@@ -19,7 +19,7 @@ import torch
 from core.bench.timing import best_of
 from core.kda import kda_chunked, kda_recurrent
 from core.kda.reference import fla_version, load_fla_kda_naive
-from core.spec.drafts import DraftProjections
+from core.speculative.drafts import DraftProjections
 
 B, H, K, V, CHUNK, LOWER_BOUND = 1, 4, 64, 64, 64, -5.0
 TARGET_T, TARGET_SPEEDUP = 4096, 10.0

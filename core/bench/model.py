@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from core.bench.timing import best_of
-from core.model.experts import CacheProvider, open_cache
+from core.model.providers import CacheProvider, open_cache
 from core.model.weights import ASSET_DIR, load_model
 
 PROMPT = b'{"id": 12, "name": "alice", "city": "oslo"}\n31 + 4 = 35\n'

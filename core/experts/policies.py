@@ -1,5 +1,5 @@
 """Cache policies replayed offline: hits, misses and evictions of a (layer, expert) trace at any
-capacity (policy replay; speculative decoding's replay lives in core.spec).
+capacity (policy replay; speculative decoding's replay lives in core.speculative).
 
 Policies: "lru" (what the live cache does; counter for counter equal to ExpertCache over the
 same gets), "lfu" (evict the fewest requests so far, counts kept across evictions, ties to the

@@ -11,7 +11,8 @@ Modules
   spread         skew against vnodes, moves on removal, bounded loads; 1/sqrt(V), noise floor
   spread_arrays  the same measurements swept over vnodes and ring draws, on array rings
   budgets        BudgetConfig / BudgetController: weighted concurrency caps per class
-  cache          PrefixCache: LRU of chained block ids (and its list-based twin)
+  prefix_index   PrefixIndex: a cluster's prefix cache as an LRU index of chained block ids
+                 (reuse follows core.prefix's rule), and its list-based twin
   traces         Trace and its seeded generators; mooncake: the Mooncake FAST'25 JSONL format
   routers        round_robin, least_loaded, ring, bounded_ring, cache_aware
   config         SimConfig and the lab's demo presets
@@ -24,10 +25,10 @@ Modules
                  and without the failure (saturation told apart from failover)
 
 `simulate` is the only function of that name in core (the speculative-decoding session's is
-core.spec.run_session).
+core.speculative.run_session).
 
 Oracles: bisect routing equals a linear-scan twin (naive_route) and the array ring routes every
-key like the engine; PrefixCache equals NaivePrefixCache; removing one of N clusters moves only
+key like the engine; PrefixIndex equals NaivePrefixIndex; removing one of N clusters moves only
 its keys, about 1/N of them, each to its old secondary; bounded loads never exceed
 ceil(c x mean); percentiles equal numpy's; the budget's weight in flight, rebuilt from the
 records alone, never exceeds the budget; hand-worked TTFTs for the prefill cost model.
@@ -45,7 +46,6 @@ from core.fleet.budgets import (
     BudgetController,
     class_index,
 )
-from core.fleet.cache import NaivePrefixCache, PrefixCache
 from core.fleet.capacity import LoadSweep, load_sweep, prefill_load, rate_trace
 from core.fleet.config import DEMO_BUDGET, DEMO_SIM, DEMO_TRACE, SimConfig
 from core.fleet.failover import (
@@ -69,6 +69,7 @@ from core.fleet.metrics import (
     summarize_class,
 )
 from core.fleet.mooncake import load_mooncake_jsonl, to_mooncake_lines
+from core.fleet.prefix_index import NaivePrefixIndex, PrefixIndex
 from core.fleet.records import FailoverStats, Records, RequestRecord
 from core.fleet.result import SimResult
 from core.fleet.ring import ConsistentHashRing, bounded_capacity, hash64, naive_route
@@ -111,8 +112,8 @@ __all__ = [
     "LoadStats",
     "LoadSweep",
     "MoveStats",
-    "NaivePrefixCache",
-    "PrefixCache",
+    "NaivePrefixIndex",
+    "PrefixIndex",
     "QUEUE",
     "REJECT",
     "ROUTERS",

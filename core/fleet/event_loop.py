@@ -15,8 +15,8 @@ from heapq import heappop, heappush
 import numpy as np
 
 from core.fleet.budgets import ADMIT, QUEUE, BudgetController
-from core.fleet.cache import PrefixCache
 from core.fleet.config import SimConfig
+from core.fleet.prefix_index import PrefixIndex
 from core.fleet.ring import ConsistentHashRing, hash64
 from core.fleet.routers import FleetState, make_router
 from core.fleet.traces import Trace
@@ -65,7 +65,7 @@ class FleetRun:
 
     def _build_fleet(self, cfg: SimConfig) -> None:
         nc = cfg.clusters
-        self.caches = [PrefixCache(cfg.cache_blocks, self.bs, cfg.checkpoint_blocks, cfg.group_cost)
+        self.caches = [PrefixIndex(cfg.cache_blocks, self.bs, cfg.checkpoint_blocks, cfg.group_cost)
                        for _ in range(nc)]
         self.fleet = FleetState(self.caches)
         self.load, self.live = self.fleet.load, self.fleet.live

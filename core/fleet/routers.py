@@ -13,14 +13,14 @@ from __future__ import annotations
 import math
 
 from core.errors import ParamError, check_choice, check_float, check_int
-from core.fleet.cache import PrefixCache, match_all
+from core.fleet.prefix_index import PrefixIndex, match_all
 from core.fleet.ring import ConsistentHashRing, bounded_capacity, hash64
 
 
 class FleetState:
     """What routers read, owned and updated by the simulator."""
 
-    def __init__(self, caches: list[PrefixCache]) -> None:
+    def __init__(self, caches: list[PrefixIndex]) -> None:
         n = len(caches)
         self.caches = caches
         self.load = [0] * n  # outstanding requests per cluster: queued + prefilling

@@ -9,14 +9,13 @@ Exports
   segment_transition  a segment's affine map of the incoming state (context parallelism)
   cp_prefill          split a prefill over P segments, merge their transitions exactly
   cp_volume, cp_crossover, cp_sweep, toy_cp, k3_cp   CP bytes vs MLA ring attention (parallel.py)
-  check_tokens        shape/dtype validation shared with core.spec
+  check_tokens        shape/dtype validation shared with core.speculative (validate.py)
   load_fla_kda_naive  flash-linear-attention's naive reference, loaded by file path (reference.py)
 
 Oracles: fla-core's naive_recurrent_kda / naive_chunk_kda (float32, max rel <= 1e-4), and
 kda_recurrent in float64 for the chunked form (max abs <= 1e-10); see core.tolerances.
 """
 
-from core.kda.checks import check_tokens
 from core.kda.chunked import kda_chunked, kda_chunked_states
 from core.kda.gate import GATE_FORMS, kda_gate
 from core.kda.parallel import (
@@ -36,6 +35,7 @@ from core.kda.parallel import (
 from core.kda.recurrent import kda_recurrent, kda_step
 from core.kda.reference import fla_version, load_fla_kda_naive
 from core.kda.transition import segment_transition
+from core.kda.validate import check_tokens
 
 __all__ = [
     "GATE_FORMS", "CPGeometry", "CPPrefill", "CPSweep", "CPVolume", "check_tokens", "cp_crossover",

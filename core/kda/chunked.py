@@ -30,7 +30,7 @@ import math
 import torch
 
 from core.errors import ParamError, check_int
-from core.kda.checks import check_scale, check_tokens, pad_to_chunks, start_state
+from core.kda.validate import check_scale, check_tokens, pad_to_chunks, start_state
 
 LOG2E = 1.0 / math.log(2.0)
 SUB_CHUNK = 16

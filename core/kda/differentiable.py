@@ -28,7 +28,7 @@ import math
 import torch
 
 from core.errors import check_int
-from core.kda.checks import check_scale, check_tokens, pad_to_chunks
+from core.kda.validate import check_scale, check_tokens, pad_to_chunks
 
 TRAIN_CHUNK = 16
 ANCHOR_HEADROOM = 30.0  # nats kept free below the dtype's overflow by the anchored path

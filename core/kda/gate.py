@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from core.errors import check_choice, check_float
-from core.kda.checks import expect_shape, float_tensor
+from core.kda.validate import expect_shape, float_tensor
 
 GATE_FORMS = ("softplus", "lowerbound")
 

@@ -27,9 +27,9 @@ import torch
 
 from core.dims import K3
 from core.errors import ParamError, check_int
-from core.kda.checks import check_tokens
 from core.kda.chunked import kda_chunked
 from core.kda.transition import segment_transition
+from core.kda.validate import check_tokens
 
 if TYPE_CHECKING:  # core.model imports core.kda
     from core.model.config import ModelDims

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from core.errors import ParamError
-from core.kda.checks import check_scale, check_tokens, start_state
+from core.kda.validate import check_scale, check_tokens, start_state
 
 
 def _step(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from core.kda.checks import expect_shape, float_tensor, same_dtype
+from core.kda.validate import expect_shape, float_tensor, same_dtype
 
 
 def segment_transition(k: torch.Tensor, g: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:

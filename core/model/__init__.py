@@ -9,7 +9,7 @@ Modules
   corpus    the training corpus per domain, unigram / bigram baselines
   layers    RMSNorm, the KDA mixer (core.kda), the MLA mixer (prefill and one-token step)
   moe       router (softmax scores), top-k, shared expert; experts come from a provider
-  experts   ExpertProvider: AllResident, CacheProvider (ExpertCache over the shards)
+  providers ExpertProvider: AllResident, CacheProvider (ExpertCache over the shards)
   model     HybridLM: prefill, step (explicit DecodeState), greedy generate
   weights   safetensors shards + sha256 manifest; load with clear errors
   train     `python -m core.model.train`: reproduces assets/model/

@@ -30,7 +30,7 @@ from core.model.attention import BLOCK
 from core.model.clock import timed
 from core.model.config import ModelDims
 from core.model.kernels import INVARIANT, Kernels, fused
-from core.spec.drafts import DraftProjections
+from core.speculative.drafts import DraftProjections
 
 
 class RMSNorm(nn.Module):

@@ -25,11 +25,11 @@ import torch.nn as nn
 
 from core.errors import ParamError, check_int
 from core.model.config import ModelDims
-from core.model.experts import AllResident, ExpertProvider
 from core.model.kernels import INVARIANT, Kernels
 from core.model.layers import KDA, GroupView, KDAOut, KDAState, MLAState, RMSNorm
 from core.model.mla import MLA
 from core.model.moe import MoE, Routing
+from core.model.providers import AllResident, ExpertProvider
 
 LOGITS = ("all", "last", "none")
 

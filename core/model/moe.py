@@ -31,8 +31,8 @@ import torch.nn.functional as F
 
 from core.model.clock import timed
 from core.model.config import ModelDims
-from core.model.experts import AllResident, ExpertProvider
 from core.model.kernels import INVARIANT, Kernels, fused, transposed
+from core.model.providers import AllResident, ExpertProvider
 
 PAIRS_ALONE = 8  # up to this many (token, slot) pairs, each is its own bmm entry
 PAIRS_BUCKETED = 256  # from this many, experts go in buckets of similar load

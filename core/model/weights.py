@@ -20,8 +20,8 @@ from safetensors.numpy import save_file
 from safetensors.torch import load_file
 
 from core.model.config import ModelDims
-from core.model.experts import MODEL_LAYOUT, expert_tensors
 from core.model.model import HybridLM
+from core.model.providers import MODEL_LAYOUT, expert_tensors
 
 ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "model"
 REBUILD = "python -m core.model.train"

@@ -17,7 +17,7 @@ Modules, bottom up:
   provider    RoutedProvider: CacheProvider + policy + prefetcher + prefill/decode windows
   quality     teacher-forced NLL and argmax step by step; delta NLL, greedy agreement
   disk        disk presets (HDD, SATA SSD, NVMe, RAM) and modelled read time
-  warm        the warm cache state every arm starts from: capture, restore, warm_up
+  warm_state  the warm cache state every arm starts from: capture, restore, warm_up
   arms        compare_arms: stock / routing / prefetch / both through core.serve's Engine
   arm_report  ArmReport: hit split, bytes, waste, swaps, quality, modelled tokens/s
   ceiling     LRU and Belady replay from a warm cache, per layer call (the frontier's ceiling)

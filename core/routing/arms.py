@@ -7,7 +7,7 @@ ExpertCache of `capacity` slots, then scores held-out text teacher-forced, step 
   prefetch  stock top-k + `predictor`         both      `route` + `predictor`
 Start state: stock decoding of `warmup_bytes` of held-out text leaves a warm cache; with
 restore=True every pass (each arm's generation, each arm's scoring) starts from exactly that
-state (core.routing.warm); restore=False carries the cache over, in the order above (the
+state (core.routing.warm_state); restore=False carries the cache over, in the order above (the
 feedback loop: each arm inherits what the previous one made resident). The oracle predictor
 replays what the same routing used without prefetch (stock for "prefetch", routing for
 "both"). `seed` picks the held-out passage; everything else is deterministic, so an arm's
@@ -38,7 +38,7 @@ from core.routing.policy import RoutePolicy
 from core.routing.prefetch import PREDICTORS, Prefetcher, PrefetchMeters, Recording
 from core.routing.provider import RoutedProvider
 from core.routing.quality import Scored, heldout_text, teacher_forced
-from core.routing.warm import WarmState, restore, warm_up
+from core.routing.warm_state import WarmState, restore, warm_up
 from core.serve import Engine
 
 ARMS = ("stock", "routing", "prefetch", "both")

@@ -12,7 +12,7 @@ follow that order:
           ties to the lower key): the optimum for a demand-paged cache, because it reads the
           future. Routing can beat it: it changes the requests. So can prefetch: it loads
           before the request.
-A state is the resident keys, least recently used first (core.routing.warm.WarmState).
+A state is the resident keys, least recently used first (core.routing.warm_state.WarmState).
 """
 
 from __future__ import annotations

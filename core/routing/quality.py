@@ -25,12 +25,13 @@ import torch
 from core.errors import ParamError, check_int
 
 if TYPE_CHECKING:
-    from core.model.experts import ExpertProvider
     from core.model.model import HybridLM
+    from core.model.providers import ExpertProvider
 
 
 @functools.lru_cache(maxsize=1)
-def _heldout() -> bytes:
+def heldout_corpus() -> bytes:
+    """The corpus's held-out bytes (built once)."""
     from core.model.corpus import build_corpus
 
     return bytes(build_corpus().heldout)
@@ -39,7 +40,7 @@ def _heldout() -> bytes:
 def heldout_text(seed: int, n: int) -> bytes:
     """n bytes of held-out corpus text, from a line start picked by seed."""
     check_int("seed", seed, 0)
-    data = _heldout()
+    data = heldout_corpus()
     n = check_int("n", n, 2, len(data) // 2)
     start = int(np.random.default_rng(seed).integers(0, len(data) - 2 * n))
     nl = data.find(b"\n", start, start + n)

@@ -35,7 +35,7 @@ from core.routing.policy import RoutePolicy
 from core.routing.prefetch import Prefetcher, Recording
 from core.routing.provider import RoutedProvider
 from core.routing.quality import Scored, compare, teacher_forced
-from core.routing.warm import WarmState, restore
+from core.routing.warm_state import WarmState, restore
 
 CELL_ALPHABET = string.digits + string.ascii_uppercase + string.ascii_lowercase + "+/"
 

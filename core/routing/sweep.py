@@ -7,7 +7,7 @@ these files, so a redraw costs no model run; tests/core/routing/test_sweep.py re
 sample and compares it exactly.
 
 Per capacity (CAPACITY_FRACTIONS of all experts, every pass from the same warm state: stock
-decoding of WARMUP_BYTES of held-out text, core.routing.warm), over SCORE_BYTES of held-out
+decoding of WARMUP_BYTES of held-out text, core.routing.warm_state), over SCORE_BYTES of held-out
 text (seed SEED), teacher-forced one byte at a time (core.routing.record.run_pass):
   stock     stock top-k, no prefetch; its requests give the LRU replay (the oracle: equal to
             the live hits) and the Belady ceiling (core.routing.ceiling)
@@ -45,7 +45,7 @@ from core.routing.prefetch import PREDICTORS
 from core.routing.quality import heldout_text, teacher_forced
 from core.routing.record import PassRecord, PassRun, run_pass
 from core.routing.select import select_experts
-from core.routing.warm import warm_up
+from core.routing.warm_state import warm_up
 
 SWEEP_DIR = Path(__file__).resolve().parents[2] / "assets" / "routing"
 TAB_METHODS = ("max_rank", "cache_prior")

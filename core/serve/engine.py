@@ -46,9 +46,9 @@ import torch
 
 from core.errors import ParamError, check_choice, check_int
 from core.model.clock import tally
-from core.model.experts import ExpertProvider
 from core.model.kernels import FAST, INVARIANT
 from core.model.model import HybridLM
+from core.model.providers import ExpertProvider
 from core.paging.ledger import toy_geometry
 from core.paging.pool import PagePool
 from core.prefix.cache import PrefixCache

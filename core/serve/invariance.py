@@ -24,9 +24,9 @@ from pathlib import Path
 import torch
 
 from core.errors import ParamError, check_int
-from core.model.experts import CacheProvider, open_cache
 from core.model.kernels import FAST, INVARIANT
 from core.model.model import HybridLM
+from core.model.providers import CacheProvider, open_cache
 from core.model.weights import ASSET_DIR
 from core.routing.config import RouteConfig
 from core.routing.policy import RoutePolicy

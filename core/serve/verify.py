@@ -10,8 +10,8 @@ residency snapshot, which sequential steps would not see: exactness is for stock
 
 The state is NOT advanced. `commit(state, window, n)` advances it by the first n positions:
   KDA   rollback by replay: verify_and_replay folds the n accepted raw inputs into the committed
-        S (core.spec); n == T adopts the window's last state (nothing to undo). The conv tail is
-        the last W - 1 rows of (committed tail, the n accepted pre-conv rows).
+        S (core.speculative); n == T adopts the window's last state (nothing to undo). The conv
+        tail is the last W - 1 rows of (committed tail, the n accepted pre-conv rows).
   MLA   the n accepted latents are appended; rejected ones are dropped.
 so a committed state equals n HybridLM.step calls bit for bit. The engine commits its requests'
 windows with the same two functions (`commit_kda`), straight into their pages.
@@ -25,12 +25,12 @@ from dataclasses import dataclass
 import torch
 
 from core.errors import ParamError
-from core.model.experts import ExpertProvider
 from core.model.kernels import INVARIANT, Kernels
 from core.model.layers import KDAOut, KDAState
 from core.model.model import DecodeState, Group, HybridLM
 from core.model.moe import Routing
-from core.spec import verify_and_replay
+from core.model.providers import ExpertProvider
+from core.speculative import verify_and_replay
 
 MAX_WINDOW = 64
 

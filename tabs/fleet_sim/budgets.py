@@ -132,7 +132,7 @@ def _log_top(values: list[float], frac: float, floor: float) -> float:
     return 10 ** (lo + max(hi - lo, 0.0) / frac)
 
 
-def _p95_limits(p95s: list[float], legend_frac: float = LEGEND_FRAC) -> tuple[float, float]:
+def p95_limits(p95s: list[float], legend_frac: float = LEGEND_FRAC) -> tuple[float, float]:
     """(bottom, top) of the P95 axis: the default 0.05-500 s unless the data needs more room."""
     finite = [v for v in p95s if math.isfinite(v) and v > 0]
     bottom = min([P95_FLOOR, *(v / 2 for v in finite)])
@@ -193,7 +193,7 @@ def _p95(ax: Axes, d: _Bars, slo: tuple[float, ...], present: bool) -> None:
     ax.bar(XS, d.p95s, W, color=d.colors)
     ax.hlines(d.slos, XS - W / 2, XS + W / 2, color=ROLE["reference"], lw=1.5)
     # Presentation: the SLO key sits in its own panel, so only the value labels need room.
-    bottom_s, top_s = _p95_limits(d.p95s, TOP_FRAC if present else LEGEND_FRAC)
+    bottom_s, top_s = p95_limits(d.p95s, TOP_FRAC if present else LEGEND_FRAC)
     for x, v in zip(XS, d.p95s, strict=True):
         if math.isnan(v):
             ax.text(x, bottom_s * 1.3, "no latency" if present else "n=0: no latency",

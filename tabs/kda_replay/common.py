@@ -1,7 +1,7 @@
 """Adapters from the core cost model to the numbers the KDA replay figures draw.
 
-Every figure of this tab uses core.spec.cost's one convention: K3's storage dtypes (fp32 state
-and gate, bf16 k, v, beta and short-conv rows), q not stored, a short conv of K3's width.
+Every figure of this tab uses core.speculative.cost's one convention: K3's storage dtypes (fp32
+state and gate, bf16 k, v, beta and short-conv rows), q not stored, a short conv of K3's width.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from functools import lru_cache
 import numpy as np
 
 from core.dims import K3, KDADims
-from core.spec import LayerBytes, layer_bytes
-from core.spec.checks import ConvCheck, ReplayCheck, check_conv, check_replay
+from core.speculative import LayerBytes, layer_bytes
+from core.speculative.oracles import ConvCheck, ReplayCheck, check_conv, check_replay
 from tabs.controls import Slider
 
 __all__ = ["CONVENTION", "DRAFTS", "DRAFT_LEN", "K3", "conv_check", "k3_bytes", "k3_label",

@@ -1,15 +1,15 @@
 """Figure: replaying the committed positions equals the recurrence over the committed tokens.
 
 The window is the bonus token b plus γ drafts; n accepted drafts replay n + 1 positions. Each
-panel also rolls back a real KDA layer's short-conv history (core.spec.checks.check_conv) and
-prints how far the next output moves when that history is left at the drafted rows.
+panel also rolls back a real KDA layer's short-conv history (core.speculative.oracles.check_conv)
+and prints how far the next output moves when that history is left at the drafted rows.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.spec.checks import token_norms
+from core.speculative.oracles import token_norms
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.kda_replay.common import conv_check, replay_check
 from tabs.palette import ROLE

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.spec import held_saving
+from core.speculative import held_saving
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.kda_replay.common import (

@@ -2,14 +2,14 @@
 
 Held counts the whole bill of every KDA layer (committed state, γ + 1 positions, the short-conv
 window); moved is the expected bytes written plus read per verify step, one layer, under the
-per-token acceptance model of core.spec.rollback. One convention (tabs.kda_replay.common).
+per-token acceptance model of core.speculative.rollback. One convention (tabs.kda_replay.common).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.spec import replay_ledger, snapshot_ledger
+from core.speculative import replay_ledger, snapshot_ledger
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.kda_replay.common import CONVENTION, DRAFTS, K3, k3_bytes, k3_label
 from tabs.palette import ROLE

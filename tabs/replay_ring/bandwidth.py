@@ -1,9 +1,9 @@
 """Figure: the bandwidth ledger at K3 scale (cumulative bytes written and read by the raw-input
 ring and by the snapshot ring over the same verify steps), and what bounds the ring length L.
 
-One convention (core.spec.cost): fp32 state and gate, bf16 k, v, beta and conv rows, q not
+One convention (core.speculative.cost): fp32 state and gate, bf16 k, v, beta and conv rows, q not
 stored; every KDA layer of K3. The right panel sweeps L over this session's own accept draws
-with core.spec.bounds.ring_schedule (bookkeeping only, no tensors).
+with core.speculative.bounds.ring_schedule (bookkeeping only, no tensors).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from core.dims import K3
-from core.spec.bounds import K3_GATE_LOWER_BOUND, max_ring_for_gate, ring_schedule
-from core.spec.session import Traffic, accepted_draws
+from core.speculative.bounds import K3_GATE_LOWER_BOUND, max_ring_for_gate, ring_schedule
+from core.speculative.session import Traffic, accepted_draws
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE

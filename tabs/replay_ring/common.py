@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from matplotlib.ticker import MaxNLocator
 
-from core.spec.session import ReplaySession, SessionParams, SlotKind, run_session
+from core.speculative.session import ReplaySession, SessionParams, SlotKind, run_session
 from tabs.palette import ROLE
 
 KIND_COLOUR = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.spec.checks import SESSION_CHUNK, check_session, token_norms
+from core.speculative.oracles import SESSION_CHUNK, check_session, token_norms
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import fixed_ticks, session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from matplotlib.patches import FancyBboxPatch, Patch
 
-from core.spec.session import SlotKind
+from core.speculative.session import SlotKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, session, shown_steps

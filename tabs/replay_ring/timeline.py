@@ -9,7 +9,7 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from core.spec.session import SlotKind
+from core.speculative.session import SlotKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.glyphs import labels
 from tabs.palette import ROLE

@@ -81,7 +81,7 @@ class TestBudgetsP95Axis:
         assert not any(t.get_text() == "nan" for t in ax.texts)
 
     def test_limits_helper(self):
-        lo, hi = budgets._p95_limits([0.15, math.nan, 649.0, 1.0, 2.0, 3.0])
+        lo, hi = budgets.p95_limits([0.15, math.nan, 649.0, 1.0, 2.0, 3.0])
         assert lo == 0.05 and hi > 649.0 * budgets.LABEL_UP
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import pytest
 
 from tabs.figure import render_png
-from tabs.redraw_bench import _cases
+from tabs.redraw_bench import bench_cases
 from tabs.registry import all_figures
 from tabs.spec import render
 from tests.figures.drawn import drawn_texts, layout_problems
 
 CASES = [(tab, fig, label, values) for tab, fig in all_figures()
-         for label, values in _cases(tab, fig) if label != "defaults"]
+         for label, values in bench_cases(tab, fig) if label != "defaults"]
 
 pytestmark = pytest.mark.figures
 

@@ -1,8 +1,9 @@
-"""Claims of assets/lessons/kda_replay.md, each computed from core.spec and checked by its reason.
+"""Claims of assets/lessons/kda_replay.md, each computed from core.speculative, checked by its
+reason.
 
-Byte counts come from core.spec.cost / core.spec.rollback and are re-derived here from the
-dimensions (core.dims.K3) by hand, so a change to either side fails. The tab's convention:
-fp32 state and gate, bf16 k, v, beta and conv rows, q not stored.
+Byte counts come from core.speculative.cost / core.speculative.rollback and are re-derived here
+from the dimensions (core.dims.K3) by hand, so a change to either side fails. The tab's
+convention: fp32 state and gate, bf16 k, v, beta and conv rows, q not stored.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import math
 
 from core.dims import K3, KDADims
 from core.model.config import ModelDims
-from core.spec import (
+from core.speculative import (
     LayerBytes,
     held_saving,
     layer_bytes,
@@ -21,7 +22,7 @@ from core.spec import (
     snapshot_outcome,
     window,
 )
-from core.spec.checks import check_conv, check_replay
+from core.speculative.oracles import check_conv, check_replay
 from core.tolerances import CHUNKED_MAX_ABS
 from tabs.kda_replay import TAB
 from tests.lessons.registry import claim

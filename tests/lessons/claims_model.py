@@ -24,7 +24,7 @@ from core.model.trace import RECORD_TOKENS, RECORD_WINDOW
 from core.model.usage import domain_runs, specialisation
 from tabs.model import TAB
 from tabs.model.common import PROMPTS, dims, model, record, trace
-from tabs.model.sample import _generate
+from tabs.model.sample import greedy_sample
 from tests.core.model.test_trace_decode import CASES, TIE
 from tests.lessons.registry import claim
 
@@ -48,7 +48,7 @@ def info():
 
 def sample(domain: str) -> str:
     """The tab's greedy sample at the tab's default length, as text."""
-    out, _ = _generate(domain, TAB.defaults()["sample_len"])
+    out, _ = greedy_sample(domain, TAB.defaults()["sample_len"])
     return out.decode("utf-8", errors="replace")
 
 

@@ -1,4 +1,5 @@
-"""Claims of assets/lessons/replay_ring.md, each computed from core.spec and checked by its reason.
+"""Claims of assets/lessons/replay_ring.md, each computed from core.speculative, checked by its
+reason.
 
 Sessions run at the tab's own defaults (tabs.replay_ring.TAB); ledgers are re-derived from the
 per-layer bytes by hand; the gate bound is checked against torch's fp32 exp.
@@ -14,16 +15,16 @@ import torch
 from core.dims import K3
 from core.kda.chunked import SUB_CHUNK
 from core.model.config import ModelDims
-from core.spec import window
-from core.spec.bounds import (
+from core.speculative import window
+from core.speculative.bounds import (
     GATE_EXPONENT_LIMIT,
     K3_GATE_LOWER_BOUND,
     max_ring_for_gate,
     needs_flush,
     ring_schedule,
 )
-from core.spec.checks import check_session
-from core.spec.session import SessionParams, accepted_draws, run_session
+from core.speculative.oracles import check_session
+from core.speculative.session import SessionParams, accepted_draws, run_session
 from tabs.replay_ring import TAB
 from tests.lessons.registry import claim
 

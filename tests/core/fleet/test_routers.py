@@ -8,7 +8,7 @@ import math
 import pytest
 
 from core.errors import ParamError
-from core.fleet.cache import PrefixCache
+from core.fleet.prefix_index import PrefixIndex
 from core.fleet.ring import ConsistentHashRing, bounded_capacity
 from core.fleet.routers import (
     ROUTERS,
@@ -23,7 +23,7 @@ from core.fleet.routers import (
 
 
 def _fleet(n=4, loads=None, dead=()) -> FleetState:
-    fleet = FleetState([PrefixCache(64) for _ in range(n)])
+    fleet = FleetState([PrefixIndex(64) for _ in range(n)])
     for c, load in enumerate(loads or [0] * n):
         fleet.load[c] = load
     fleet.total_load = sum(fleet.load)

@@ -18,7 +18,7 @@ import torch
 from core.errors import ParamError
 from core.kda import kda_chunked, kda_gate, kda_recurrent, kda_step, segment_transition
 from core.kda.chunked import sub_chunk_size
-from core.spec.drafts import DraftProjections
+from core.speculative.drafts import DraftProjections
 from tests.tolerance import EXACT, FP32_ORACLE, FP64_CHUNKED, Tolerance, assert_close
 
 HAND = Tolerance("float64 vs hand-computed closed form", max_abs=1e-14)

@@ -18,7 +18,7 @@ import torch
 
 from core.kda import kda_chunked, kda_recurrent
 from core.kda.reference import load_fla_kda_naive
-from core.spec.drafts import DraftProjections
+from core.speculative.drafts import DraftProjections
 from tests.tolerance import FP32_ORACLE, assert_close
 
 pytestmark = pytest.mark.oracle

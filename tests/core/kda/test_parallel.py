@@ -28,7 +28,7 @@ from core.kda import (
     toy_cp,
 )
 from core.model.config import TOY
-from core.spec.drafts import DraftProjections
+from core.speculative.drafts import DraftProjections
 from tests.tolerance import FP64_CHUNKED, assert_close
 
 MIB, KIB = 2**20, 2**10

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from core.experts import invariant_errors
-from core.model.experts import CacheProvider, open_cache
+from core.model.providers import CacheProvider, open_cache
 from core.model.trace import from_routing, prefill_demand, request_trace
 from core.model.weights import load_model
 from tests.core.model.conftest import TINY

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from core.errors import ParamError
-from core.model.experts import AllResident
 from core.model.moe import naive_moe
+from core.model.providers import AllResident
 from tests.core.model.conftest import TINY, tiny_model
 
 

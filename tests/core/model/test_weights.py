@@ -11,7 +11,7 @@ import torch
 from safetensors import safe_open
 
 from core.model.config import TOY
-from core.model.experts import MODEL_LAYOUT
+from core.model.providers import MODEL_LAYOUT
 from core.model.weights import ASSET_DIR, REBUILD, ModelWeightsError, load_model, verify
 from tests.core.model.conftest import tiny_model
 

@@ -17,7 +17,7 @@ from core.errors import ParamError
 from core.routing import RouteConfig, teacher_forced
 from core.routing.ceiling import replay_hits
 from core.routing.record import run_pass
-from core.routing.warm import warm_up
+from core.routing.warm_state import warm_up
 from tests.core.routing.conftest import TINY
 
 

@@ -15,7 +15,7 @@ import torch
 
 from core.routing import METHODS, RouteConfig, route_meters, select_experts
 from core.routing.meters import MeterSum, combine
-from tests.core.routing.test_select import PERM, _resident, _row
+from tests.core.routing.test_select import PERM, resident_mask, score_row
 
 
 def _random(seed: int, n: int = 300, e: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
@@ -50,9 +50,9 @@ def test_hand_worked_row() -> None:
     """k=2, J=1, resident r5 (test_select's row): p = (0.6, 0.4) on r0, r1; q = (0.30, 0.07) /
     0.37 = (0.8108, 0.1892) on r0, r5. dropped = p(r1) = 0.4; L1 = |0.6 - 0.8108| + 0.4 +
     0.1892 = 0.8; KL = 0.6 ln(0.6 / 0.8108) + 0.4 ln(0.4 / floor)."""
-    sel = select_experts(_row(), _resident((5,)), RouteConfig("max_rank", k=2, J=1, M=8))
+    sel = select_experts(score_row(), resident_mask((5,)), RouteConfig("max_rank", k=2, J=1, M=8))
     assert sel.ids[0].tolist() == [PERM[0], PERM[5]]
-    m = route_meters(_row(), sel)
+    m = route_meters(score_row(), sel)
     q0 = 0.30 / 0.37
     assert m.dropped_mass.item() == pytest.approx(0.4, rel=1e-6)
     assert m.l1_shift.item() == pytest.approx(0.8, rel=1e-6)

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from core.experts import invariant_errors
-from core.model.experts import CacheProvider, open_cache
+from core.model.providers import CacheProvider, open_cache
 from core.routing import PREDICTORS, Prefetcher, RouteConfig, RoutedProvider, RoutePolicy
 from core.routing.prefetch import total
 from tests.core.routing.conftest import TINY

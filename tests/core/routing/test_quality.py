@@ -13,13 +13,13 @@ import torch
 
 from core.errors import ParamError
 from core.routing import heldout_text, teacher_forced
-from core.routing.quality import Scored, _heldout, compare, first_divergence
+from core.routing.quality import Scored, compare, first_divergence, heldout_corpus
 
 
 def test_a_seed_names_one_passage() -> None:
     a = heldout_text(5, 100)
     assert a == heldout_text(5, 100) and len(a) == 100 and a != heldout_text(6, 100)
-    data = _heldout()
+    data = heldout_corpus()
     start = data.find(a)
     assert start == 0 or data[start - 1 : start] == b"\n"
     with pytest.raises(ParamError, match="seed"):

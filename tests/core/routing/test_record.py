@@ -16,7 +16,7 @@ import pytest
 from core.errors import ParamError
 from core.routing import RouteConfig, teacher_forced
 from core.routing.record import PassRecord, cell_code, cell_fields, run_pass
-from core.routing.warm import warm_up
+from core.routing.warm_state import warm_up
 from tests.core.routing.conftest import TINY
 
 TEXT = b'{"id": 7, "name": "ada"}\nx = 3 * 4\n'

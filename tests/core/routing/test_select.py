@@ -19,14 +19,14 @@ PERM = (5, 2, 7, 0, 3, 6, 1, 4)  # rank -> expert id
 VALS = (0.30, 0.20, 0.15, 0.12, 0.10, 0.07, 0.04, 0.02)  # rank -> score
 
 
-def _row() -> torch.Tensor:
+def score_row() -> torch.Tensor:
     s = torch.zeros(1, 8)
     for r, e in enumerate(PERM):
         s[0, e] = VALS[r]
     return s  # [1, 8]
 
 
-def _resident(ranks: tuple[int, ...]) -> torch.Tensor:
+def resident_mask(ranks: tuple[int, ...]) -> torch.Tensor:
     m = torch.zeros(8, dtype=torch.bool)
     for r in ranks:
         m[PERM[r]] = True
@@ -85,7 +85,7 @@ CASES = [
 @pytest.mark.parametrize("fn", [select_experts, naive_select_experts], ids=["fast", "naive"])
 def test_hand_worked(fn, cfg, res, ranks, kinds, swaps) -> None:
     """ids, weights (scores renormalised over the chosen set), kinds and swaps as worked."""
-    sel = fn(_row(), _resident(res), cfg)
+    sel = fn(score_row(), resident_mask(res), cfg)
     assert sel.ids[0].tolist() == [PERM[r] for r in ranks]
     want = torch.tensor([VALS[r] for r in ranks])
     assert torch.allclose(sel.weights[0], want / want.sum(), rtol=1e-6, atol=0)
@@ -97,8 +97,8 @@ def test_hand_worked(fn, cfg, res, ranks, kinds, swaps) -> None:
 def test_alpha_lowers_the_substitutes_share() -> None:
     """Resident r5 for the cold r1 (k=2, J=1): alpha=1 gives it 0.07 / 0.37 = 18.9%; alpha=0.5
     gives 0.035 / 0.335 = 10.4%, and the mass goes back to the sacred r0."""
-    full = select_experts(_row(), _resident((5,)), RouteConfig("max_rank", k=2, J=1, M=8))
-    half = select_experts(_row(), _resident((5,)),
+    full = select_experts(score_row(), resident_mask((5,)), RouteConfig("max_rank", k=2, J=1, M=8))
+    half = select_experts(score_row(), resident_mask((5,)),
                           RouteConfig("max_rank", k=2, J=1, M=8, alpha=0.5))
     assert torch.equal(full.ids, half.ids)
     assert half.weights[0, 1].item() == pytest.approx(0.035 / 0.335, rel=1e-6)
@@ -108,7 +108,7 @@ def test_alpha_lowers_the_substitutes_share() -> None:
 
 def test_window_is_reported() -> None:
     """window: M for max_rank, the mass window for cum_prob, k for topk, E for cache_prior."""
-    s, r = _row(), _resident(())
+    s, r = score_row(), resident_mask(())
     got = [select_experts(s, r, cfg).window.item() for cfg in (
         RouteConfig("max_rank", k=2, M=6), RouteConfig("cum_prob", k=2, P=0.75),
         RouteConfig("topk", k=2), RouteConfig("cache_prior", k=2, lam=0.5))]
@@ -118,10 +118,10 @@ def test_window_is_reported() -> None:
 class TestNonFinite:
     def test_nan_row_falls_back_to_stock_of_the_rest(self) -> None:
         """r0 (expert 5) is NaN: the row ranks the rest, r1 r2 = experts 2 and 7, weights 1/2."""
-        s = _row()
+        s = score_row()
         s[0, PERM[0]] = math.nan
         for fn in (select_experts, naive_select_experts):
-            sel = fn(s, _resident((5, 6)), RouteConfig("max_rank", k=2, J=1, M=8))
+            sel = fn(s, resident_mask((5, 6)), RouteConfig("max_rank", k=2, J=1, M=8))
             assert sel.ids[0].tolist() == [2, 7] and sel.weights[0].tolist() == [0.5, 0.5]
             assert sel.fallback.tolist() == [True] and sel.swaps.tolist() == [0]
             assert [KINDS[c] for c in sel.kind[0].tolist()] == [T, T]
@@ -136,10 +136,10 @@ class TestNonFinite:
             assert sel.fallback.tolist() == [True, True]
 
     def test_good_rows_beside_a_bad_one_are_unaffected(self) -> None:
-        s = torch.cat([_row(), torch.full((1, 8), math.nan), _row()])  # [3, 8]
+        s = torch.cat([score_row(), torch.full((1, 8), math.nan), score_row()])  # [3, 8]
         cfg = RouteConfig("max_rank", k=2, J=1, M=8)
-        sel = select_experts(s, _resident((5,)), cfg)
-        one = select_experts(_row(), _resident((5,)), cfg)
+        sel = select_experts(s, resident_mask((5,)), cfg)
+        one = select_experts(score_row(), resident_mask((5,)), cfg)
         assert torch.equal(sel.ids[0], one.ids[0]) and torch.equal(sel.ids[2], one.ids[0])
         assert sel.fallback.tolist() == [False, True, False]
 
@@ -158,7 +158,7 @@ def test_ties_go_to_the_lower_id() -> None:
 
 def test_per_row_residency() -> None:
     """resident [N, E]: each row reads its own snapshot."""
-    s = torch.cat([_row(), _row()])
-    res = torch.stack([_resident((5,)), _resident(())])
+    s = torch.cat([score_row(), score_row()])
+    res = torch.stack([resident_mask((5,)), resident_mask(())])
     sel = select_experts(s, res, RouteConfig("max_rank", k=2, J=1, M=8))
     assert sel.ids.tolist() == [[PERM[0], PERM[5]], [PERM[0], PERM[1]]]

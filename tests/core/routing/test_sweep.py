@@ -31,7 +31,7 @@ from core.routing.sweep import (
     texts,
     windows,
 )
-from core.routing.warm import warm_up
+from core.routing.warm_state import warm_up
 from tests.tolerance import FP32_REORDERED
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from core.errors import ParamError
-from core.model.experts import CacheProvider, open_cache
+from core.model.providers import CacheProvider, open_cache
 from core.model.weights import ASSET_DIR
 from core.routing.policy import RoutePolicy
 from core.serve.live import ROUTE, ServeConfig, ServeSession

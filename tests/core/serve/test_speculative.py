@@ -6,7 +6,7 @@ every streamed step. An oracle drafter (the true greedy continuation, corrupted 
 says) makes acceptance known for any weights: all accepted replays nothing, a first wrong draft
 accepts 0 and replays 1 position, a window across a page boundary that is rejected gives its
 page back; pages per step equal the stored length's; a stream closed midway (Stop) returns
-every page. Rollback bytes follow core.spec's byte model plus the pre-conv rows; expert loads
+every page. Rollback bytes follow core.speculative's byte model plus the pre-conv rows; expert loads
 through the cache are charged to the window position that needed them and add up to the
 cache's misses.
 """
@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import ParamError
-from core.model.experts import CacheProvider, open_cache
+from core.model.providers import CacheProvider, open_cache
 from core.model.weights import ASSET_DIR
 from core.serve import Engine, GenerateReport, PrefillReport, PromptLookup, VerifyStep
-from core.spec import rollback_bytes
+from core.speculative import rollback_bytes
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -16,9 +16,9 @@ import torch
 
 from core.errors import ParamError
 from core.model.config import ModelDims
-from core.model.experts import CacheProvider, open_cache
 from core.model.layers import KDAState, MLAState
 from core.model.model import DecodeState, HybridLM
+from core.model.providers import CacheProvider, open_cache
 from core.serve.verify import commit, verify_window
 from tests.core.model.conftest import TINY, tiny_model
 

@@ -1,4 +1,7 @@
-"""Per-cluster prefix cache: an LRU of chained 512-token block ids with a finite capacity.
+"""Per-cluster prefix index: an LRU of chained 512-token block ids with a finite capacity.
+
+The fleet's model of one cluster's prefix cache: it indexes which blocks are held, not their
+contents (the engine's cache of pages and checkpoint groups is core.prefix.cache.PrefixCache).
 
 Capacity is in block-equivalents of memory. On a hybrid model a reusable prefix also needs a KDA
 checkpoint group at its boundary (core.prefix): every `every`-th block of a chain carries one,
@@ -26,7 +29,7 @@ def _milli(blocks: float) -> int:
     return round(blocks * MILLI)
 
 
-class PrefixCache:
+class PrefixIndex:
     """LRU over block ids: match() asks, match_and_insert() commits (hits touched, misses added)."""
 
     def __init__(self, capacity_blocks: int, block_size: int = 512, every: int = 1,
@@ -102,8 +105,8 @@ class PrefixCache:
         return tuple(self._lru)
 
 
-def match_all(caches: list[PrefixCache], blocks: list[int], live: list[bool]) -> list[int]:
-    """PrefixCache.match() for every cache at once (-1 where not live): the router's hot path."""
+def match_all(caches: list[PrefixIndex], blocks: list[int], live: list[bool]) -> list[int]:
+    """PrefixIndex.match() for every cache at once (-1 where not live): the router's hot path."""
     out = []
     for cache, alive in zip(caches, live, strict=True):
         if not alive:
@@ -119,8 +122,8 @@ def match_all(caches: list[PrefixCache], blocks: list[int], live: list[bool]) ->
     return out
 
 
-class NaivePrefixCache:
-    """Slow twin of PrefixCache: a plain list in recency order, scanned linearly."""
+class NaivePrefixIndex:
+    """Slow twin of PrefixIndex: a plain list in recency order, scanned linearly."""
 
     def __init__(self, capacity_blocks: int, block_size: int = 512, every: int = 1,
                  group_cost: float = 0.0) -> None:

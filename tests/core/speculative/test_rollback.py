@@ -13,8 +13,8 @@ import pytest
 
 from core.dims import K3, KDADims
 from core.errors import ParamError
-from core.spec.cost import LayerBytes, layer_bytes
-from core.spec.rollback import (
+from core.speculative.cost import LayerBytes, layer_bytes
+from core.speculative.rollback import (
     expected_accepted,
     held_saving,
     replay_ledger,
@@ -22,7 +22,7 @@ from core.spec.rollback import (
     snapshot_ledger,
     snapshot_outcome,
 )
-from core.spec.session import draw_accepted
+from core.speculative.session import draw_accepted
 
 K3_LAYER = layer_bytes(K3.kda)  # fp32 state 6 MiB, 96 x 1,026 B records, 96 x 768 B conv rows
 MIB = 1024**2
@@ -69,7 +69,7 @@ def test_outcomes_by_hand_with_conv():
 def test_closed_forms_match_sampled_outcomes(draft_len, a):
     """Expected ledgers equal the mean over 40,000 sampled verify steps (the session's sampler).
 
-    The sampler draws per-token acceptance until the first rejection (core.spec.session); the
+    The sampler draws per-token acceptance until the first rejection (core.speculative.session); the
     closed forms are sums over a geometric law: two different computations of one expectation.
     """
     rng = np.random.default_rng(draft_len * 100 + round(a * 100))

@@ -15,7 +15,7 @@ import torch
 from core.dims import K3, KDADims
 from core.errors import ParamError
 from core.kda import kda_recurrent
-from core.spec import DraftProjections, rollback_bytes, verify_and_replay
+from core.speculative import DraftProjections, rollback_bytes, verify_and_replay
 from tests.tolerance import EXACT, assert_close
 
 D = 6

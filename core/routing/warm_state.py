@@ -17,8 +17,8 @@ import torch
 
 from core.errors import ParamError
 from core.experts import ExpertCache
-from core.model.experts import CacheProvider, open_cache
 from core.model.model import HybridLM
+from core.model.providers import CacheProvider, open_cache
 
 WarmState = tuple[tuple[int, int], ...]  # (layer, expert), least recently used first
 

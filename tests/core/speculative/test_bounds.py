@@ -14,8 +14,13 @@ import pytest
 import torch
 
 from core.errors import ParamError
-from core.spec.bounds import GATE_EXPONENT_LIMIT, max_ring_for_gate, needs_flush, ring_schedule
-from core.spec.session import SessionParams, accepted_draws, run_session
+from core.speculative.bounds import (
+    GATE_EXPONENT_LIMIT,
+    max_ring_for_gate,
+    needs_flush,
+    ring_schedule,
+)
+from core.speculative.session import SessionParams, accepted_draws, run_session
 
 
 def test_schedule_by_hand():

@@ -17,7 +17,7 @@ import torch
 
 from core.errors import ParamError, check_int
 from core.kda import check_tokens, kda_step
-from core.spec.drafts import DraftProjections
+from core.speculative.drafts import DraftProjections
 
 FIELDS = ("q", "k", "v", "g", "beta")
 

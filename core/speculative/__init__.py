@@ -11,18 +11,20 @@ Exports
   conv_history_after                    the short-conv history after a rollback (a cut)
   needs_flush, ring_schedule            the ring's flush rule, and its bookkeeping alone
   RawInputRing, SnapshotRing            ReplaySSM's raw-input ring beside the snapshot ring
-  core.spec.session                     a seeded session over both rings (figures read it)
+  core.speculative.session              a seeded session over both rings (figures read it)
+  core.speculative.oracles              live oracle checks the replay figures print (replay, conv
+                                        cut, ring session against the batch recurrence)
 
 Oracle: replaying the committed positions equals kda_recurrent over the committed tokens bit
 for bit (float64), and the ring streamed with flushes equals one batch recurrence bit for bit.
 """
 
-from core.spec.bounds import max_ring_for_gate, needs_flush, ring_schedule
-from core.spec.conv import conv_history_after
-from core.spec.cost import LayerBytes, ReplayCost, layer_bytes, rollback_bytes
-from core.spec.drafts import DraftProjections, verify_and_replay
-from core.spec.ring import RawInputRing, RingFullError, SnapshotRing
-from core.spec.rollback import (
+from core.speculative.bounds import max_ring_for_gate, needs_flush, ring_schedule
+from core.speculative.conv import conv_history_after
+from core.speculative.cost import LayerBytes, ReplayCost, layer_bytes, rollback_bytes
+from core.speculative.drafts import DraftProjections, verify_and_replay
+from core.speculative.ring import RawInputRing, RingFullError, SnapshotRing
+from core.speculative.rollback import (
     RollbackLedger,
     expected_accepted,
     held_saving,

@@ -15,8 +15,8 @@ import torch
 
 from core.errors import ParamError
 from core.kda import kda_recurrent
-from core.spec import DraftProjections, verify_and_replay
-from core.spec.ring import RawInputRing, RingFullError, SnapshotRing
+from core.speculative import DraftProjections, verify_and_replay
+from core.speculative.ring import RawInputRing, RingFullError, SnapshotRing
 from tests.tolerance import EXACT, assert_close
 
 B, H, DK, DV = 2, 3, 8, 5

@@ -6,7 +6,7 @@ n in [0, gamma] drafts, so n + 1 positions commit: even n = 0 makes progress. Ac
 modelled per token with probability a until the first rejection, so E[n] = sum_{i=1..gamma} a^i
 and P(n < gamma) = 1 - a^gamma.
 
-Sizes come from core.spec.cost.LayerBytes (state, raw record, conv row, conv history W - 1).
+Sizes come from core.speculative.cost.LayerBytes (state, raw record, conv row, conv history W - 1).
 Bytes counted are those a scheme adds beyond the forward pass's one read of the committed
 state and of the window's inputs:
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.errors import ParamError, check_float, check_int
-from core.spec.cost import LayerBytes
+from core.speculative.cost import LayerBytes
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 One verify step (reference §6) runs a window of gamma + 1 entries: the bonus token the previous
 step emitted (not yet in the state) followed by gamma drafts. With c = committed entries in the
 ring when the step starts:
-  1. flush when the window would not fit, c + gamma + 1 > capacity (core.spec.bounds): fold
+  1. flush when the window would not fit, c + gamma + 1 > capacity (core.speculative.bounds): fold
      the c committed entries into the checkpoint (RawInputRing.flush) and empty them;
   2. rebuild the live state from checkpoint + ring (verify_and_replay over `window()`);
   3. draft the window (DraftProjections.from_random, per-step seed from the session seed) and
@@ -15,14 +15,14 @@ ring when the step starts:
      baseline pops oldest-first up to this step's (n + 1)-th snapshot, which becomes the
      committed state; the rejected snapshots stay unpopped until popped or overwritten.
 
-Byte ledger per step at K3 scale (core.spec.cost's convention, LayerBytes of K3 x 69 KDA
+Byte ledger per step at K3 scale (core.speculative.cost's convention, LayerBytes of K3 x 69 KDA
 layers: state S, record R, conv row C), counting what a scheme adds beyond the forward pass's
 one read of the state it starts from and of the window's inputs; a flush is fused into the
 step that needs it:
   raw-input ring  writes (gamma + 1)(R + C), plus S on a flush; reads the c committed records
                   it runs through the state update (c updates: its price is compute).
-  snapshot ring   core.spec.rollback.snapshot_outcome: writes (gamma + 1)(S + C) plus a restore
-                  copy S when n < gamma; reads that S.
+  snapshot ring   core.speculative.rollback.snapshot_outcome: writes (gamma + 1)(S + C) plus a
+                  restore copy S when n < gamma; reads that S.
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ import torch
 from core.dims import K3, REPLAY_TOY, KDADims
 from core.errors import ParamError, check_choice, check_float, check_int
 from core.kda import kda_recurrent, kda_step
-from core.spec.bounds import needs_flush
-from core.spec.cost import LayerBytes, layer_bytes
-from core.spec.drafts import DraftProjections, verify_and_replay
-from core.spec.ring import FIELDS, RawInputRing, RingSnapshot, SnapshotRing
-from core.spec.rollback import snapshot_outcome
+from core.speculative.bounds import needs_flush
+from core.speculative.cost import LayerBytes, layer_bytes
+from core.speculative.drafts import DraftProjections, verify_and_replay
+from core.speculative.ring import FIELDS, RawInputRing, RingSnapshot, SnapshotRing
+from core.speculative.rollback import snapshot_outcome
 
 DTYPES = ("float64", "float32")
 PREFIX_TOKENS = 8
@@ -132,7 +132,7 @@ class ReplaySession:
     outputs: torch.Tensor  # streaming outputs of the committed tokens [1, N, H, V]
     final_state: torch.Tensor  # checkpoint + replay of the ring after the last step [1, H, K, V]
     snap_restored: tuple[torch.Tensor, ...]  # per step: the snapshot that became committed
-    k3_units: LayerBytes  # one K3 KDA layer's bytes (core.spec.cost convention)
+    k3_units: LayerBytes  # one K3 KDA layer's bytes (core.speculative.cost convention)
     ring_bytes_written: int  # RawInputRing's own accounting of pushed bytes
     ring_entry_bytes: int  # what one RawInputRing entry stores (every field, compute dtype)
     layouts: tuple[RingSnapshot, ...] = ()  # per step: the ring after its pushes (layout: last)

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from core.errors import ParamError
-from core.model.experts import CacheProvider, open_cache
-from core.routing.warm import capture, restore, warm_up
+from core.model.providers import CacheProvider, open_cache
+from core.routing.warm_state import capture, restore, warm_up
 from tests.core.routing.conftest import TINY
 
 CAPACITY = 7

@@ -3,7 +3,7 @@
 `check_replay`: a verify window (the pending bonus token plus the drafts) with n drafts
 accepted (zero, partial, all), so n + 1 positions replayed by verify_and_replay, against
 kda_recurrent over the committed tokens and against the chunked form. `check_conv`: the
-short-conv history cut at n + 1 (core.spec.conv) against a real KDA layer stepped over the
+short-conv history cut at n + 1 (core.speculative.conv) against a real KDA layer stepped over the
 committed tokens only, and the next output when the cut is forgotten. `check_session`: a ring
 session's streaming outputs against one batch recurrence, the chunked form against the same
 batch, and every snapshot the snapshot ring restored against the batch state at that point.
@@ -20,9 +20,9 @@ import torch
 
 from core.errors import check_choice, check_int
 from core.kda import kda_chunked, kda_recurrent, kda_step
-from core.spec.conv import conv_history_after
-from core.spec.drafts import DraftProjections, verify_and_replay
-from core.spec.session import DTYPES, ReplaySession, batch_reference
+from core.speculative.conv import conv_history_after
+from core.speculative.drafts import DraftProjections, verify_and_replay
+from core.speculative.session import DTYPES, ReplaySession, batch_reference
 from core.tolerances import CHUNKED_MAX_ABS, max_abs
 
 PREFIX_TOKENS = 8

@@ -1,7 +1,7 @@
 """The short-conv window rolls back with the state.
 
 Pinned against the tiny model's real KDA layer (core.model.layers.KDA, conv width 4): cutting
-the history at n + 1 committed rows (core.spec.conv) equals the history of stepping only the
+the history at n + 1 committed rows (core.speculative.conv) equals the history of stepping only the
 committed tokens, bit for bit, and so does the next token's output; leaving the history at the
 drafted rows changes that output whenever a draft was rejected.
 """
@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from core.errors import ParamError
-from core.spec.checks import check_conv
-from core.spec.conv import conv_history_after
+from core.speculative.conv import conv_history_after
+from core.speculative.oracles import check_conv
 
 
 def test_cut_by_hand():

@@ -1,4 +1,4 @@
-"""Speculative-decode session over the raw-input ring (core.spec.session).
+"""Speculative-decode session over the raw-input ring (core.speculative.session).
 
 Pinned: the streaming path (checkpoint + ring replay, with flushes, commits and rollbacks) equals
 one kda_recurrent over the committed tokens bit for bit in float64 and float32; the session is
@@ -17,8 +17,14 @@ import torch
 from core.dims import K3
 from core.errors import ParamError
 from core.kda import kda_recurrent
-from core.spec import layer_bytes, snapshot_outcome
-from core.spec.session import SessionParams, SlotKind, batch_reference, run_session, step_seed
+from core.speculative import layer_bytes, snapshot_outcome
+from core.speculative.session import (
+    SessionParams,
+    SlotKind,
+    batch_reference,
+    run_session,
+    step_seed,
+)
 from tests.tolerance import EXACT, assert_close
 
 CASES = [  # capacity, draft_len, accept_rate, steps, seed
