@@ -25,7 +25,7 @@ B, H, K, V, CHUNK, LOWER_BOUND = 1, 4, 64, 64, 64, -5.0
 TARGET_T, TARGET_SPEEDUP = 4096, 10.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Row:
     """Best times in seconds for one T (fla None when fla-core is missing) and the errors."""
 
@@ -83,7 +83,8 @@ def measure(lengths: list[int], rounds: int, fla_rounds: int) -> list[Row]:
             err_fla = _rel(run()[0], outs["chunked"])
             t_fla = _best({"fla": run}, {"fla": (fla_rounds, 1)})["fla"]
         err = _rel(outs["recurrent"], outs["chunked"])
-        rows.append(Row(T, best["chunked"], best["recurrent"], t_fla, err, err_fla))
+        rows.append(Row(T=T, chunked=best["chunked"], recurrent=best["recurrent"], fla=t_fla,
+                        err_recurrent=err, err_fla=err_fla))
     return rows
 
 

@@ -20,7 +20,7 @@ from core.model.weights import ASSET_DIR, load_model
 PROMPT = b'{"id": 12, "name": "alice", "city": "oslo"}\n31 + 4 = 35\n'
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Result:
     decode_resident: float  # tokens / s
     decode_cached: float
@@ -58,8 +58,9 @@ def run(n_decode: int = 64, n_prefill: int = 256, repeat: int = 3) -> Result:
 
     t_chunk = best_of(lambda: model(idx, model.new_state(1)), repeat)
     t_step = best_of(stepwise, repeat)
-    return Result(n_decode / t_res, n_decode / t_cache, slots, hit_rate,
-                  n_prefill / t_chunk, n_prefill / t_step, n_prefill)
+    return Result(decode_resident=n_decode / t_res, decode_cached=n_decode / t_cache,
+                  cache_slots=slots, cache_hit_rate=hit_rate, prefill_chunked=n_prefill / t_chunk,
+                  prefill_stepwise=n_prefill / t_step, prefill_tokens=n_prefill)
 
 
 def main(argv: list[str]) -> int:

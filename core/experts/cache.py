@@ -262,13 +262,13 @@ class ExpertCache:
         slots = []
         for s in range(self.n_slots):
             k = t.key_of[s] if t.key_of[s] >= 0 else t.pending_key[s]
-            slots.append(SlotInfo(
-                s, t.state(s), k // n if k >= 0 else -1, k % n if k >= 0 else -1,
-                t.pinned[s], t.origin[s], t.consumed[s], t.leases[s] > 0, t.used_at[s],
-                t.generation[s],
-            ))
-        return CacheSnapshot(self.n_slots, self.slot_bytes, self.compat, self._acct.window,
-                             self._log.seq, tuple(slots))
+            slots.append(SlotInfo(slot=s, state=t.state(s), layer=k // n if k >= 0 else -1,
+                                  expert=k % n if k >= 0 else -1, pinned=t.pinned[s],
+                                  origin=t.origin[s], consumed=t.consumed[s],
+                                  leased=t.leases[s] > 0, used_at=t.used_at[s],
+                                  generation=t.generation[s]))
+        return CacheSnapshot(n_slots=self.n_slots, slot_bytes=self.slot_bytes, compat=self.compat,
+                             window=self._acct.window, seq=self._log.seq, slots=tuple(slots))
 
     @property
     def seq(self) -> int:

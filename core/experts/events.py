@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from itertools import islice
-from typing import NamedTuple
 
 import numpy as np
 
@@ -14,7 +13,8 @@ import numpy as np
 # demand_batch is the first get of a member of a demand batch (get_many(..., demand=True)).
 
 
-class Event(NamedTuple):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
     seq: int
     op: str
     layer: int
@@ -33,7 +33,8 @@ class EventLog:
     def add(self, op: str, layer: int = -1, expert: int = -1, slot: int = -1,
             origin: str | None = None) -> None:
         self.seq += 1
-        self._events.append(Event(self.seq, op, layer, expert, slot, origin))
+        self._events.append(Event(seq=self.seq, op=op, layer=layer, expert=expert, slot=slot,
+                                  origin=origin))
 
     def since(self, seq: int = 0) -> tuple[Event, ...]:
         """Events with a sequence number above `seq` that are still in the log.
@@ -72,7 +73,8 @@ class TraceBuffer:
         return self._buf[: self.n].copy()  # (n, 2) int32
 
 
-class SlotInfo(NamedTuple):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotInfo:
     slot: int
     state: str  # EMPTY | INFLIGHT | READY
     layer: int  # -1 when EMPTY
@@ -85,7 +87,7 @@ class SlotInfo(NamedTuple):
     generation: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CacheSnapshot:
     """A frozen picture of the slot map after event `seq`."""
 

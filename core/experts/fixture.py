@@ -29,7 +29,7 @@ ORDERS = ("canonical", "reversed", "scattered")
 CONTENTS = ("unique", "k3-v1")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FixtureInfo:
     paths: tuple[Path, ...]
     n_layers: int
@@ -102,8 +102,9 @@ def write_fixture(
         paths.append(path)
         starts.append(start)
         sizes.append(size)
-    return FixtureInfo(tuple(paths), n_layers, n_experts, dense_layers,
-                       expert_bytes(rows, packed_cols), tuple(starts), tuple(sizes))
+    return FixtureInfo(paths=tuple(paths), n_layers=n_layers, n_experts=n_experts,
+                       dense_layers=dense_layers, expert_bytes=expert_bytes(rows, packed_cols),
+                       data_starts=tuple(starts), file_sizes=tuple(sizes))
 
 
 def _items(block: list[tuple[int, int]], order: str) -> list[tuple[str, int, int, int]]:

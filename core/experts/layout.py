@@ -63,7 +63,7 @@ class ExpertLayout:
 K3_LAYOUT = ExpertLayout()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExpertRef:
     """A resolved expert. `payload_offsets[i]` is tensor i's offset from the payload start."""
 
@@ -108,7 +108,8 @@ def resolve_expert(index: ShardIndex, layout: ExpertLayout, layer: int, expert: 
             acc += t.nbytes
         offsets = tuple(offs)
     shard = shards.pop()
-    return ExpertRef(layer, expert, shard, tuple(tensors), offsets, nbytes, contiguous, lo, hi)
+    return ExpertRef(layer=layer, expert=expert, shard=shard, tensors=tuple(tensors),
+                     payload_offsets=offsets, nbytes=nbytes, contiguous=contiguous, lo=lo, hi=hi)
 
 
 def _check_mxfp4(layer: int, expert: int, tensors: list[TensorEntry]) -> None:

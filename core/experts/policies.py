@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,7 +21,8 @@ from core.errors import ParamError, check_choice, check_int
 POLICIES = ("lru", "lfu", "belady")
 
 
-class ReplayResult(NamedTuple):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayResult:
     policy: str
     capacity: int
     requests: int
@@ -76,7 +77,8 @@ def replay(trace: np.ndarray, capacity: int, policy: str = "lru") -> ReplayResul
     else:
         hits, ev = _belady(keys.tolist(), next_use(keys).tolist(), capacity)
     n = len(keys)
-    return ReplayResult(policy, capacity, n, hits, n - hits, ev)
+    return ReplayResult(policy=policy, capacity=capacity, requests=n, hits=hits, misses=n - hits,
+                        evictions=ev)
 
 
 def hit_rate_curve(
@@ -176,7 +178,8 @@ def naive_replay(trace: np.ndarray, capacity: int, policy: str = "lru") -> Repla
             cache.remove(victim)
             ev += 1
         cache.append(k)
-    return ReplayResult(policy, capacity, len(keys), hits, len(keys) - hits, ev)
+    return ReplayResult(policy=policy, capacity=capacity, requests=len(keys), hits=hits,
+                        misses=len(keys) - hits, evictions=ev)
 
 
 def _naive_next(keys: list[int], i: int, v: int) -> int:

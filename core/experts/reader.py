@@ -36,7 +36,7 @@ def slot_stride(payload_bytes: int) -> int:
     return round_up(check_int("payload_bytes", payload_bytes, 1) + 2 * PAGE, PAGE)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Piece:
     """One read: `length` bytes from `file_off` to slot offset `slot_off`; `need` must arrive."""
 
@@ -63,7 +63,7 @@ def plan_reads(ref: ExpertRef, chunk_bytes: int | None = None, max_pieces: int =
     """Plan the reads of `ref`; `chunk_bytes` (a 4096 multiple) splits the window."""
     if not ref.contiguous:
         pieces = tuple(
-            Piece(t.offset, o, t.nbytes, t.nbytes, False)
+            Piece(file_off=t.offset, slot_off=o, length=t.nbytes, need=t.nbytes, aligned=False)
             for t, o in zip(ref.tensors, ref.payload_offsets, strict=True)
         )
         return ReadPlan(ref.shard, 0, ref.nbytes, pieces)
@@ -80,7 +80,8 @@ def plan_reads(ref: ExpertRef, chunk_bytes: int | None = None, max_pieces: int =
         last = off + length >= window
         # NOTE: only the last piece may be cut at EOF; it must still cover the payload.
         need = need_end - off if last else length
-        pieces.append(Piece(lo + off, off, length, need, True))
+        pieces.append(Piece(file_off=lo + off, slot_off=off, length=length, need=need,
+                            aligned=True))
     return ReadPlan(ref.shard, pad, window, tuple(pieces))
 
 

@@ -26,7 +26,7 @@ DTYPE_BYTES: dict[str, int] = {
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TensorEntry:
     """One tensor: where its bytes lie in which shard (offset is absolute in the file)."""
 
@@ -141,7 +141,8 @@ def _entry(
         raise ShardFormatError(
             p, f"entry {name!r} ends at byte {data_start + end}, past end of file ({size} B)"
         )
-    return TensorEntry(name, dtype, tuple(shape), shard, data_start + begin, end - begin)
+    return TensorEntry(name=name, dtype=dtype, shape=tuple(shape), shard=shard,
+                       offset=data_start + begin, nbytes=end - begin)
 
 
 class ShardIndex:

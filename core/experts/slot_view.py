@@ -33,7 +33,7 @@ _TORCH_REINTERPRET = {
 }
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class ExpertView:
     """The tensors of (layer, expert) in canonical order, valid while `generation` is current."""
 
@@ -102,7 +102,6 @@ def make_view(
         r.flags.writeable = False
         writable.append(a)
         readonly.append(r)
-    return ExpertView(
-        ref.layer, ref.expert, slot, generation, names,
-        tuple(t.dtype for t in ref.tensors), tuple(readonly), tuple(writable), generations,
-    )
+    return ExpertView(layer=ref.layer, expert=ref.expert, slot=slot, generation=generation,
+                      names=names, dtypes=tuple(t.dtype for t in ref.tensors),
+                      arrays=tuple(readonly), _writable=tuple(writable), _generations=generations)

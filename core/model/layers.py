@@ -89,8 +89,7 @@ class KDAOut:
         return KDAOut(
             S=self.S[i : i + 1], conv=self.conv[i : i + 1],
             captured=tuple(KDAState(c.conv[i : i + 1], c.S[i : i + 1]) for c in self.captured),
-            inputs=None if d is None else DraftProjections(
-                *(x[i : i + 1] for x in (d.q, d.k, d.v, d.g, d.beta))),
+            inputs=None if d is None else d.map(lambda x: x[i : i + 1]),
             conv_rows=None if self.conv_rows is None else self.conv_rows[i : i + 1])
 
     @property
@@ -246,7 +245,7 @@ class KDA(nn.Module):
             keep = x.grp.recurrent and x.grp.keep_inputs and x.grp.T > 1
             outs.append(KDAOut(
                 S=S.detach(), conv=x.padded[:, x.grp.T:].detach(), captured=captured,
-                inputs=DraftProjections(x.q, x.k, x.v, x.g, x.beta) if keep else None,
+                inputs=DraftProjections(q=x.q, k=x.k, v=x.v, g=x.g, beta=x.beta) if keep else None,
                 conv_rows=x.raw if keep else None))
             o_parts.append(o.reshape(x.grp.G * x.grp.T, H, K))
         o = torch.cat(o_parts) if len(o_parts) > 1 else o_parts[0]  # [N, H, V]

@@ -35,7 +35,7 @@ RECORD_TOKENS = 2048  # held-out bytes the shipped trace covers
 RECORD_WINDOW = 256  # bytes per independent prefill call
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RoutingTrace:
     tokens: np.ndarray
     domains: np.ndarray
@@ -64,10 +64,11 @@ def from_routing(routing: list[tuple[Routing, ...]] | tuple[Routing, ...], token
     if len(tokens) != n:
         raise ParamError(f"tokens must have one entry per routed token ({n}), got {len(tokens)}")
     dom = np.full(n, 255, np.uint8) if domains is None else np.asarray(domains, np.uint8)
-    return RoutingTrace(np.asarray(tokens, np.uint8), dom, top_i.numpy().astype(np.int16),
-                        top_s.detach().numpy().astype(np.float16),
-                        ids.numpy().astype(np.int16),
-                        w.detach().numpy().astype(np.float16), scores.shape[-1])
+    return RoutingTrace(tokens=np.asarray(tokens, np.uint8), domains=dom,
+                        top_ids=top_i.numpy().astype(np.int16),
+                        top_scores=top_s.detach().numpy().astype(np.float16),
+                        chosen=ids.numpy().astype(np.int16),
+                        weights=w.detach().numpy().astype(np.float16), n_experts=scores.shape[-1])
 
 
 def save(trace: RoutingTrace, path: str | Path) -> None:
@@ -82,8 +83,9 @@ def load(path: str | Path) -> RoutingTrace:
         n_experts, _, _, version = (int(v) for v in z["meta"])
         if version != VERSION:
             raise ParamError(f"{path}: trace format version {version}, expected {VERSION}")
-        return RoutingTrace(z["tokens"], z["domains"], z["top_ids"], z["top_scores"],
-                            z["chosen"], z["weights"], n_experts)
+        return RoutingTrace(tokens=z["tokens"], domains=z["domains"], top_ids=z["top_ids"],
+                            top_scores=z["top_scores"], chosen=z["chosen"], weights=z["weights"],
+                            n_experts=n_experts)
 
 
 def request_trace(trace: RoutingTrace) -> np.ndarray:

@@ -30,7 +30,7 @@ from core.tolerances import max_abs
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PageGrowth:
     """Pages in use after growing one sequence to each length 0..max_tokens."""
 
@@ -67,7 +67,8 @@ def page_growth(dims: ModelDims, tokens_per_page: int, max_tokens: int,
         kda.append(used[PageKind.KDA_STATE])
         ok &= used[PageKind.MLA_KV] + used[PageKind.KDA_STATE] == geo.pages(t)
     pool.check()
-    return PageGrowth(tokens_per_page, pool_pages, tuple(mla), tuple(kda), ok)
+    return PageGrowth(tokens_per_page=tokens_per_page, pool_pages=pool_pages, mla_pages=tuple(mla),
+                      kda_pages=tuple(kda), matches_ledger=ok)
 
 
 @torch.no_grad()
@@ -80,7 +81,7 @@ def prefill_state(model: HybridLM, prompt: bytes) -> DecodeState:
     return state
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PageCell:
     """One physical page of a stored sequence: who owns it and how full it is."""
 
@@ -91,7 +92,7 @@ class PageCell:
     fill: float  # fraction of the page's bytes holding data (0..1]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StoredSequence:
     tokens: int
     tokens_per_page: int
@@ -131,29 +132,30 @@ def store_in_pages(dims: ModelDims, state: DecodeState, tokens_per_page: int,
             table = seq.mla_tables[mla]
             for b, p in enumerate(table):
                 n = min(tokens_per_page, state.pos - b * tokens_per_page)
-                cells.append(PageCell(layer, PageKind.MLA_KV, p, f"block {b}",
-                                      n / tokens_per_page))
+                cells.append(PageCell(layer=layer, kind=PageKind.MLA_KV, page=p, what=f"block {b}",
+                                      fill=n / tokens_per_page))
             mla += 1
         else:
             group = seq.kda_groups[kda]
             for i, p in enumerate(group[:hp]):
                 h0, h1 = i * heads.per_page, min(heads.H, (i + 1) * heads.per_page)
                 what = f"S head {h0}" if h1 - h0 == 1 else f"S heads {h0}-{h1 - 1}"
-                cells.append(PageCell(layer, PageKind.KDA_STATE, p, what,
-                                      (h1 - h0) * heads.head_bytes / geo.page_bytes))
+                cells.append(PageCell(layer=layer, kind=PageKind.KDA_STATE, page=p, what=what,
+                                      fill=(h1 - h0) * heads.head_bytes / geo.page_bytes))
             conv_left = geo.kda_conv_bytes
             for p in group[hp:]:
                 n = min(geo.page_bytes, conv_left)
                 conv_left -= n
-                cells.append(PageCell(layer, PageKind.KDA_STATE, p, "conv tail",
-                                      n / geo.page_bytes))
+                cells.append(PageCell(layer=layer, kind=PageKind.KDA_STATE, page=p,
+                                      what="conv tail", fill=n / geo.page_bytes))
             kda += 1
     pool.check()
-    return StoredSequence(state.pos, tokens_per_page, pool_pages, dims.layer_kinds,
-                          tuple(cells), pool.num_free, diff)
+    return StoredSequence(tokens=state.pos, tokens_per_page=tokens_per_page, pool_pages=pool_pages,
+                          layer_kinds=dims.layer_kinds, cells=tuple(cells),
+                          free_pages=pool.num_free, max_abs_roundtrip=diff)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PackRoundTrip:
     """Every KDA layer's S through pack_heads / unpack_heads; layer 0's layout is drawn."""
 
@@ -190,8 +192,9 @@ def pack_roundtrip(states: list[torch.Tensor], page_bytes: int, dtype: str) -> P
     exact = all(torch.equal(a.view(torch.uint8), b.view(torch.uint8))
                 for a, b in zip(xs, backs, strict=True))
     pool.check()
-    return PackRoundTrip(dtype, layout, tuple(layout.where(h) for h in range(H)),
-                         tuple(groups[0]), len(xs), diff, exact, xs[0].clone())
+    return PackRoundTrip(dtype=dtype, layout=layout, slots=tuple(layout.where(h) for h in range(H)),
+                         page_ids=tuple(groups[0]), layers=len(xs), max_abs_diff=diff,
+                         bit_exact=exact, state=xs[0].clone())
 
 
 def pages_crossover_tokens(geo: PagedGeometry) -> int:

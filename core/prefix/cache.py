@@ -92,8 +92,9 @@ class PrefixCache:
             reason = SHORT
         elif stage1 == 0:
             reason = MISS
-        return LookupResult(len(tokens), self.P, stage1, boundary, reason or HIT, status,
-                            collision)
+        return LookupResult(prompt_tokens=len(tokens), block_tokens=self.P, stage1_blocks=stage1,
+                            boundary_blocks=boundary, reason=reason or HIT, boundary_status=status,
+                            collision=collision)
 
     def _status(self, h: bytes) -> str:
         g = self.groups.get(h)
@@ -166,8 +167,8 @@ class PrefixCache:
             raise ParamError("a block's parent must be cached before it (chained hashes)")
         self.pool.incref(pages)
         depth = self.blocks[parent].depth + 1 if parent is not None else 1
-        self.blocks[digest] = BlockEntry(digest, parent, bytes(tokens), tuple(pages), depth,
-                                         last_used=self._clock)
+        self.blocks[digest] = BlockEntry(digest=digest, parent=parent, tokens=bytes(tokens),
+                                         pages=tuple(pages), depth=depth, last_used=self._clock)
         if parent is not None:
             self.blocks[parent].children += 1
         return True

@@ -17,7 +17,7 @@ LAST_TOKEN = "last token must run"
 REASONS = (HIT, SHORT, MISS, NO_CHECKPOINT, NOT_READY, PARTIAL, EVICTED, LAST_TOKEN)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class BlockEntry:
     """One full block: its bytes (compared on every hit) and one MLA page per MLA layer."""
 
@@ -51,7 +51,7 @@ class GroupEntry:
         return [p for pages in self.layers if pages is not None for p in pages]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LookupResult:
     """What a prompt can reuse, and why it stopped there."""
 

@@ -46,7 +46,7 @@ PAGE = 64  # tokens per page of the Engine's pool
 __all__ = ["ARMS", "ArmReport", "Pass", "compare_arms"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Pass:
     """What one arm's generation or scoring pass measured (values only, no live objects)."""
 
@@ -67,10 +67,11 @@ def _finish(prov: RoutedProvider, stats: CacheStats, seconds: float,
     pre = prov.prefetcher
     if pre is not None:
         pre.close()
-    return Pass(stats, prov.prefill_stats, prov.steps, prov.policy.cfg.label(),
-                prov.policy.layers("decode"), pre.meters() if pre is not None else (),
-                tuple(pre.issues) if pre is not None else (), seconds, step_compute,
-                prov.policy.seconds["decode"])
+    return Pass(stats=stats, prefill=prov.prefill_stats, steps=prov.steps,
+                route=prov.policy.cfg.label(), layers=prov.policy.layers("decode"),
+                prefetch=pre.meters() if pre is not None else (),
+                issues=tuple(pre.issues) if pre is not None else (), seconds=seconds,
+                step_compute=step_compute, select_s=prov.policy.seconds["decode"])
 
 
 class _Arms:

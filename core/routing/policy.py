@@ -13,6 +13,7 @@ the selection itself (its wall time is kept in `seconds`, per phase).
 from __future__ import annotations
 
 import time
+from dataclasses import fields
 
 import torch
 
@@ -26,7 +27,8 @@ PHASES = ("prefill", "decode")
 
 def cat_selections(sels: list[Selection]) -> Selection:
     """Selections of consecutive calls as one (rows in call order)."""
-    return Selection(*(torch.cat(parts) for parts in zip(*sels, strict=True)))
+    return Selection(**{f.name: torch.cat([getattr(s, f.name) for s in sels])
+                        for f in fields(Selection)})
 
 
 class RoutePolicy:
@@ -54,8 +56,9 @@ class RoutePolicy:
         calls = self.calls[_phase(phase)][layer]
         if not calls:
             z = torch.zeros(0, self.cfg.k, dtype=torch.int64)
-            return torch.zeros(0, 0), Selection(z, z.float(), z.to(torch.int8), z[:, 0],
-                                                z[:, 0], z[:, 0].bool())
+            return torch.zeros(0, 0), Selection(ids=z, weights=z.float(), kind=z.to(torch.int8),
+                                                swaps=z[:, 0], window=z[:, 0],
+                                                fallback=z[:, 0].bool())
         return torch.cat([s for s, _ in calls]), cat_selections([sel for _, sel in calls])
 
     def layers(self, phase: str = "decode") -> tuple[LayerMeters, ...]:

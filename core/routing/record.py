@@ -161,7 +161,7 @@ class RecordingProvider(RoutedProvider):
                 self.counts[s][lay][2] += 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PassRun:
     record: PassRecord
     scored: Scored
@@ -244,4 +244,5 @@ def run_pass(model: HybridLM, directory: str | Path, capacity: int, start: WarmS
         cells=cells)
     scores = torch.stack(score_rows, 1) if score_rows and score_rows[0].numel() else \
         torch.zeros(0, L, d.n_experts)
-    return PassRun(rec, scored, prov.steps, requests, prov.residency, scores)
+    return PassRun(record=rec, scored=scored, steps=prov.steps, requests=requests,
+                   residency=prov.residency, scores=scores)

@@ -41,7 +41,7 @@ row with every non-finite score read as -inf (ties to the lower id, so an all-Na
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -61,7 +61,8 @@ __all__ = ["Selection", "naive_select_experts", "select_experts", "top_ranks"]
 ROW_PATH = 4  # rows up to which a call is chosen row by row (decode calls have one)
 
 
-class Selection(NamedTuple):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
     ids: torch.Tensor  # [N, k] int64, chosen experts in true-rank order
     weights: torch.Tensor  # [N, k] mixing weights, rows sum to 1
     kind: torch.Tensor  # [N, k] int8 codes into config.KINDS
@@ -236,7 +237,7 @@ def select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfi
         kind = torch.where(b, torch.full_like(kind, STOCK), kind)
         swaps = torch.where(bad, 0, swaps)
         window = torch.where(bad, k, window)
-    return Selection(ids, weights, kind, swaps, window, bad)
+    return Selection(ids=ids, weights=weights, kind=kind, swaps=swaps, window=window, fallback=bad)
 
 
 def naive_select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig
@@ -290,9 +291,11 @@ def naive_select_experts(scores: torch.Tensor, resident: torch.Tensor, cfg: Rout
                     [picked[r] for r in take], sum(r >= k for r in take), win, False))
     if not out:
         z = torch.zeros(0, k, dtype=torch.int64)
-        return Selection(z, z.to(scores.dtype), z.to(torch.int8), z[:, 0], z[:, 0],
-                         torch.zeros(0, dtype=torch.bool))
+        return Selection(ids=z, weights=z.to(scores.dtype), kind=z.to(torch.int8), swaps=z[:, 0],
+                         window=z[:, 0], fallback=torch.zeros(0, dtype=torch.bool))
     ids, w, kind, swaps, win, bad = zip(*out, strict=True)
-    return Selection(torch.tensor(ids, dtype=torch.int64), torch.tensor(w, dtype=scores.dtype),
-                     torch.tensor(kind, dtype=torch.int8), torch.tensor(swaps, dtype=torch.int64),
-                     torch.tensor(win, dtype=torch.int64), torch.tensor(bad))
+    return Selection(ids=torch.tensor(ids, dtype=torch.int64),
+                     weights=torch.tensor(w, dtype=scores.dtype),
+                     kind=torch.tensor(kind, dtype=torch.int8),
+                     swaps=torch.tensor(swaps, dtype=torch.int64),
+                     window=torch.tensor(win, dtype=torch.int64), fallback=torch.tensor(bad))

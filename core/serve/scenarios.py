@@ -194,7 +194,7 @@ def run_preset(model: HybridLM, preset: str, checkpoint_every: int,
         group_pages=group_pages, pages=safe.pages)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TimeSaved:
     """Measured wall time of the request's prefill: cold (no cache) vs after the preset."""
 
@@ -230,4 +230,6 @@ def time_saved(model: HybridLM, preset: str, base: Engine, repeat: int = 3,
         warm.append(time.perf_counter() - t0)
     if on_round is not None:
         on_round(repeat, repeat)
-    return TimeSaved(min(cold), min(warm), report.reused_tokens, report.computed_tokens, repeat)
+    return TimeSaved(cold_seconds=min(cold), reuse_seconds=min(warm),
+                     reused_tokens=report.reused_tokens, computed_tokens=report.computed_tokens,
+                     repeat=repeat)

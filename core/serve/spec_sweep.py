@@ -61,7 +61,7 @@ class PassRow:
         return self.drafted - self.accepted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SpecRun:
     """One speculative request reduced to counts (no wall times)."""
 
@@ -137,7 +137,8 @@ def spec_run(model: HybridLM, kind: str, gamma: int, n_new: int) -> SpecRun:
     prompt, n_new = _check(model, kind, n_new)
     gamma = check_int("gamma", gamma, 1, MAX_DRAFT)
     report = _engine(model).generate(prompt, n_new, draft_len=gamma)
-    return SpecRun(kind, gamma, n_new, prompt, report.text, rows(report))
+    return SpecRun(kind=kind, gamma=gamma, n_new=n_new, prompt=prompt, text=report.text,
+                   passes=rows(report))
 
 
 def plain_text(model: HybridLM, kind: str, n_new: int) -> bytes:

@@ -17,7 +17,7 @@ from core.paging.pool import PageKind
 from core.serve.engine import Engine
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SpacingPoint:
     """One spacing: what its cache holds and what each probe could reuse."""
 
@@ -39,7 +39,7 @@ class SpacingPoint:
             self.matched)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SpacingSweep:
     prompt_tokens: int
     block_tokens: int
@@ -66,9 +66,10 @@ def spacing_point(eng: Engine, prompt: bytes, shared: Sequence[int]) -> SpacingP
         raise ParamError("the engine must have a prefix cache (prefix_cache=True)")
     results = [eng.cache.lookup(probe(prompt, s)) for s in shared]
     held = eng.cache.held_pages()
-    return SpacingPoint(eng.checkpoint_every, held[PageKind.KDA_STATE], held[PageKind.MLA_KV],
-                        len(eng.cache.groups), tuple(r.reusable_tokens for r in results),
-                        tuple(r.stage1_blocks * r.block_tokens for r in results))
+    return SpacingPoint(checkpoint_every=eng.checkpoint_every, group_pages=held[PageKind.KDA_STATE],
+                        block_pages=held[PageKind.MLA_KV], groups=len(eng.cache.groups),
+                        reusable=tuple(r.reusable_tokens for r in results),
+                        matched=tuple(r.stage1_blocks * r.block_tokens for r in results))
 
 
 def spacing_sweep(engines: Sequence[Engine], prompt: bytes, step: int = 8) -> SpacingSweep:
@@ -78,5 +79,6 @@ def spacing_sweep(engines: Sequence[Engine], prompt: bytes, step: int = 8) -> Sp
     step = check_int("step", step, 1, 1 << 16)
     shared = tuple(range(0, len(prompt) + 1, step))
     first = engines[0]
-    return SpacingSweep(len(prompt), first.P, first.pool.n_pages, shared,
-                        tuple(spacing_point(e, prompt, shared) for e in engines))
+    return SpacingSweep(prompt_tokens=len(prompt), block_tokens=first.P,
+                        pool_pages=first.pool.n_pages, shared=shared,
+                        points=tuple(spacing_point(e, prompt, shared) for e in engines))

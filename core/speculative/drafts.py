@@ -9,6 +9,7 @@ result equals the recurrence over the committed tokens bit for bit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -18,7 +19,7 @@ from core.errors import ParamError, check_float, check_int
 from core.kda import check_tokens, kda_step
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DraftProjections:
     """Raw inputs of D draft positions: q, k, g [B, D, H, K]; v [B, D, H, V]; beta [B, D, H]."""
 
@@ -39,7 +40,12 @@ class DraftProjections:
     def prefix(self, n: int) -> DraftProjections:
         """The first n drafts (views), n in [0, D]."""
         n = check_int("n", n, 0, self.draft_len)
-        return DraftProjections(*(x[:, :n] for x in (self.q, self.k, self.v, self.g, self.beta)))
+        return self.map(lambda x: x[:, :n])
+
+    def map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> DraftProjections:
+        """fn applied to each of q, k, v, g, beta (a slice, a row, a cast)."""
+        return DraftProjections(q=fn(self.q), k=fn(self.k), v=fn(self.v), g=fn(self.g),
+                                beta=fn(self.beta))
 
     @staticmethod
     def from_random(
@@ -72,7 +78,8 @@ class DraftProjections:
         v = randn(B, D, H, dv)  # [B, D, H, V]
         g = lb * torch.rand(B, D, H, dk, generator=gen, dtype=torch.float64)  # [B, D, H, K]
         beta = torch.sigmoid(randn(B, D, H))  # [B, D, H]
-        return DraftProjections(*(x.to(dtype) for x in (q, k, v, g, beta)))
+        return DraftProjections(q=q.to(dtype), k=k.to(dtype), v=v.to(dtype), g=g.to(dtype),
+                                beta=beta.to(dtype))
 
 
 def verify_and_replay(

@@ -56,7 +56,7 @@ class ReplayCase:
         return self.max_abs_chunked <= self.chunked_tol
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReplayCheck:
     draft_len: int
     accepted: int
@@ -96,7 +96,8 @@ def check_replay(draft_len: int, accepted: int, heads: int, dk: int, dv: int, dt
             chunked_tol=CHUNKED_MAX_ABS[dtype], committed_untouched=torch.equal(s0, before),
             replay_outputs=o_rep, reference_outputs=o_ref,
         ))
-    return ReplayCheck(draft_len, accepted, dtype, o_draft, tuple(cases))
+    return ReplayCheck(draft_len=draft_len, accepted=accepted, dtype=dtype, drafted_outputs=o_draft,
+                       cases=tuple(cases))
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ class RingEntry(NamedTuple):
     beta: torch.Tensor
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RingSnapshot:
     """Read-only view of a RawInputRing's bookkeeping, for figures."""
 
@@ -138,8 +138,8 @@ class RawInputRing:
     def window(self, tentative: bool = False) -> DraftProjections:
         """Committed (or tentative) entries as DraftProjections [B, D, H, *], row i = i-th push."""
         index = torch.tensor(self._live(tentative), dtype=torch.long)
-        fields = (self._buf[f].index_select(0, index).movedim(0, 1) for f in FIELDS)
-        return DraftProjections(*fields)
+        return DraftProjections(**{f: self._buf[f].index_select(0, index).movedim(0, 1)
+                                   for f in FIELDS})
 
     def flush(self, state: torch.Tensor, scale: float | None = None) -> torch.Tensor:
         """Fold the committed entries into state [B, H, K, V] with kda_step; empty them.
@@ -160,11 +160,11 @@ class RawInputRing:
 
     def snapshot(self) -> RingSnapshot:
         """Bookkeeping for figures; holds no tensors."""
-        return RingSnapshot(
-            self.capacity, self.start, self.num_committed, self.num_tentative,
-            tuple(self._live(False)), tuple(self._live(True)),
-            self.bytes_held, self.bytes_written,
-        )
+        return RingSnapshot(capacity=self.capacity, start=self.start,
+                            num_committed=self.num_committed, num_tentative=self.num_tentative,
+                            committed_slots=tuple(self._live(False)),
+                            tentative_slots=tuple(self._live(True)), bytes_held=self.bytes_held,
+                            bytes_written=self.bytes_written)
 
 
 class SnapshotRing:

@@ -276,8 +276,7 @@ class _SessionRun:
     def finish(self) -> ReplaySession:
         final_state = self._live_state()
         committed = DraftProjections(
-            *(torch.cat([getattr(a, f) for a in self.accepted], dim=1) for f in FIELDS)
-        )
+            **{f: torch.cat([getattr(a, f) for a in self.accepted], dim=1) for f in FIELDS})
         return ReplaySession(
             params=self.p, dims=self.dims, steps=tuple(self.records), layout=self.layout,
             initial_state=self.initial_state, committed=committed,

@@ -9,7 +9,7 @@ whole tokens' working sets (layers x top-k).
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,7 +22,8 @@ from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 
 
-class ModelCurves(NamedTuple):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCurves:
     tokens: int  # tokens replayed (at most the trace's)
     layers: int  # MoE layers in the trace
     n_experts: int  # experts per layer
@@ -69,8 +70,9 @@ def model_curves(tokens: int) -> ModelCurves:
     cliff, ws = lru_cliff(n_layers, topk), token_working_set(n_layers, topk)
     sampled = np.unique(np.concatenate([capacities(topk, keys), [cliff - 1, cliff, ws, keys // 2]]))
     rates = hit_rate_curve(reqs, [int(c) for c in sampled], ("lfu", "belady"))
-    return ModelCurves(len(reqs) // (n_layers * topk), n_layers, n_experts, topk, every,
-                       lru_curve(reqs, every), sampled, rates, compulsory_ceiling(reqs))
+    return ModelCurves(tokens=len(reqs) // (n_layers * topk), layers=n_layers, n_experts=n_experts,
+                       topk=topk, every=every, lru=lru_curve(reqs, every), sampled=sampled,
+                       rates=rates, ceiling=compulsory_ceiling(reqs))
 
 
 def policy_model_curve(tokens: int) -> FigureResult:

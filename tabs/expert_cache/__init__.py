@@ -19,12 +19,15 @@ TAB = TabSpec(
     controls=(
         SLOTS,
         Choice("scenario", "Scenario", SCENARIOS, "consume one only", demo="reset window"),
-        Slider("topk", "Top-k (experts per token)", 1, MAX_TOPK, 4, demo=2, max_from="slots",
-               max_offset=-1, info="At most slots - 1: follows the slots slider."),
-        Slider("schedule", "Schedule length (tokens after the probe)", 4, 24, 12, demo=16),
-        Slider("seed", "Routing seed", 0, 99, 0, demo=7),
-        Slider("token", "Show up to token (0: the opening probe)", 0, 24, 12, demo=3,
-               max_from="schedule", info="Step through the slot map and its counters; the last "
+        Slider(name="topk", label="Top-k (experts per token)", minimum=1, maximum=MAX_TOPK, value=4,
+               demo=2, max_from="slots", max_offset=-1,
+               info="At most slots - 1: follows the slots slider."),
+        Slider(name="schedule", label="Schedule length (tokens after the probe)", minimum=4,
+               maximum=24, value=12, demo=16),
+        Slider(name="seed", label="Routing seed", minimum=0, maximum=99, value=0, demo=7),
+        Slider(name="token", label="Show up to token (0: the opening probe)", minimum=0, maximum=24,
+               value=12, demo=3, max_from="schedule",
+               info="Step through the slot map and its counters; the last "
                "token shows the whole run (chunks under pressure)."),
     ),
     figures=(

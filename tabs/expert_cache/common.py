@@ -9,7 +9,8 @@ from core.experts.scenarios import STRIDE, Cell, ScenarioRun, check_slots, run_s
 from tabs.controls import Slider
 from tabs.palette import ROLE
 
-SLOTS = Slider("slots", f"Slots (budget = slots × {STRIDE:,} B)", 5, 16, 8, demo=6,
+SLOTS = Slider(name="slots", label=f"Slots (budget = slots × {STRIDE:,} B)", minimum=5,
+               maximum=16, value=8, demo=6,
                info="The hero: fewer slots, more evictions. Must be at least top-k + 1.")
 
 

@@ -53,7 +53,7 @@ def _x(m: int, k: int) -> float:
 XS = np.array([_x(m, k) for m in range(len(MODES)) for k in range(len(CLASSES))])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Bars:
     """What the panels draw, one entry per bar (mode-major, class-minor), and the metrics."""
 
@@ -100,7 +100,8 @@ def _bars(runs: tuple[SimResult, ...], long_burst: int, long_budget: int) -> _Ba
                 f"{tag}_goodput_rps": c.goodput_rps,
                 f"{tag}_sentinel_p95_WRONG": naive,
             }
-    return _Bars(np.array(shares), p95s, wrongs, slos, colors, labels, ns, att, metrics)
+    return _Bars(shares=np.array(shares), p95s=p95s, wrongs=wrongs, slos=slos, colors=colors,
+                 fate_labels=labels, n_labels=ns, attainments=att, metrics=metrics)
 
 
 def _ticks(ax: Axes, present: bool, extra: list[str] | None = None) -> None:

@@ -15,11 +15,13 @@ TAB = TabSpec(
     title="KDA replay",
     controls=(
         DRAFT_LEN,
-        Slider("accepted", "Accepted drafts n (0 ≤ n ≤ γ)", 0, DRAFT_LEN.maximum, 2, demo=3,
-               max_from="draft_len"),
-        Slider("heads", "KDA heads H (toy)", 1, 16, 4, demo=8),
-        Slider("dk", "Key width d_k (toy)", 8, 128, 32, step=8, demo=64),
-        Slider("dv", "Value width d_v (toy)", 8, 128, 32, step=8, demo=64),
+        Slider(name="accepted", label="Accepted drafts n (0 ≤ n ≤ γ)", minimum=0,
+               maximum=DRAFT_LEN.maximum, value=2, demo=3, max_from="draft_len"),
+        Slider(name="heads", label="KDA heads H (toy)", minimum=1, maximum=16, value=4, demo=8),
+        Slider(name="dk", label="Key width d_k (toy)", minimum=8, maximum=128, value=32, step=8,
+               demo=64),
+        Slider(name="dv", label="Value width d_v (toy)", minimum=8, maximum=128, value=32, step=8,
+               demo=64),
         Choice(
             "dtype",
             "Compute dtype for the consistency check",

@@ -18,15 +18,9 @@ from tabs.controls import Slider
 __all__ = ["CONVENTION", "DRAFTS", "DRAFT_LEN", "K3", "conv_check", "k3_bytes", "k3_label",
            "replay_check", "toy_bytes", "toy_label"]
 
-DRAFT_LEN = Slider(
-    "draft_len",
-    "Draft length γ (tokens drafted per verify)",
-    1,
-    16,
-    4,
-    demo=10,
-    info="The hero: watch bytes grow linearly while the ratio stays put.",
-)
+DRAFT_LEN = Slider(name="draft_len", label="Draft length γ (tokens drafted per verify)", minimum=1,
+                   maximum=16, value=4, demo=10,
+                   info="The hero: watch bytes grow linearly while the ratio stays put.")
 DRAFTS = np.arange(int(DRAFT_LEN.minimum), int(DRAFT_LEN.maximum) + 1)  # every allowed γ
 CONVENTION = "fp32 S and g; bf16 k, v, β, conv rows; q not stored"
 

@@ -14,15 +14,17 @@ TAB = TabSpec(
     id="paging",
     title="Page pool",
     controls=(
-        Slider("seq_len", "Sequence length (tokens)", 1, MAX_TOKENS, 160, demo=300,
+        Slider(name="seq_len", label="Sequence length (tokens)", minimum=1, maximum=MAX_TOKENS,
+               value=160, demo=300,
                info="The hero: watch MLA pages appear at every page boundary while the KDA "
                     "page groups stay put."),
-        Slider("tokens_per_page", "Tokens per page P (toy model)", 32, 256, 64, step=16,
-               demo=80, info="One page holds P MLA latents of one layer (P × 128 B)."),
+        Slider(name="tokens_per_page", label="Tokens per page P (toy model)", minimum=32,
+               maximum=256, value=64, step=16, demo=80,
+               info="One page holds P MLA latents of one layer (P × 128 B)."),
         Choice("dtype", "KDA state dtype for pack / unpack", ("float32", "bfloat16"),
                "float32", demo="bfloat16"),
-        Slider("k3_tokens_per_page", "Tokens per page at K3 scale", 256, 1024, 512, step=128,
-               demo=1024),
+        Slider(name="k3_tokens_per_page", label="Tokens per page at K3 scale", minimum=256,
+               maximum=1024, value=512, step=128, demo=1024),
     ),
     figures=(
         FigureSpec("paging_growth", "MLA pages grow with length; KDA page groups stay constant",

@@ -15,13 +15,15 @@ TAB = TabSpec(
     id="prefix",
     title="Prefix cache",
     controls=(
-        Slider("checkpoint_every", "Checkpoint spacing k (a KDA checkpoint group every k blocks)",
-               SPACINGS[0], SPACINGS[-1], 1, demo=3,
+        Slider(name="checkpoint_every",
+               label="Checkpoint spacing k (a KDA checkpoint group every k blocks)",
+               minimum=SPACINGS[0], maximum=SPACINGS[-1], value=1, demo=3,
                info="The hero: sparser checkpoints cost fewer pages but reuse less."),
         Choice("preset", "Request preset", PRESETS, "hit", demo="partial",
                info="hit: shares 8 blocks · miss: shares nothing · fallback: its checkpoint "
                     "was evicted · partial: its checkpoint lost a layer"),
-        Slider("step", "Show up to lookup step", 1, MAX_LOOKUP_STEPS, MAX_LOOKUP_STEPS, demo=4,
+        Slider(name="step", label="Show up to lookup step", minimum=1, maximum=MAX_LOOKUP_STEPS,
+               value=MAX_LOOKUP_STEPS, demo=4,
                info="Step through the lookup; the maximum shows every step and the prefill."),
     ),
     figures=(

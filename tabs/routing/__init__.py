@@ -23,18 +23,19 @@ TAB = TabSpec(
     id="routing",
     title="Cache-aware routing",
     controls=(
-        Slider("M", f"Window M: ranks a resident expert may come from (cache_prior: λ = (M − "
-               f"{DIMS.top_k}) / {DIMS.n_experts - DIMS.top_k})", WINDOWS[0], WINDOWS[-1],
-               DEFAULT["M"], step=WINDOWS[1] - WINDOWS[0], demo=WINDOWS[-1],
+        Slider(name="M", label=f"Window M: ranks a resident expert may come from (cache_prior: "
+               f"λ = (M − {DIMS.top_k}) / {DIMS.n_experts - DIMS.top_k})",
+               minimum=WINDOWS[0], maximum=WINDOWS[-1], value=DEFAULT["M"],
+               step=WINDOWS[1] - WINDOWS[0], demo=WINDOWS[-1],
                info=f"The hero: M = {DIMS.top_k} is stock; wider buys hits and costs quality."),
-        Slider("J", "Sacred ranks J: always taken, resident or not (max_rank)", 0, DIMS.top_k,
-               DEFAULT["J"], demo=0),
+        Slider(name="J", label="Sacred ranks J: always taken, resident or not (max_rank)",
+               minimum=0, maximum=DIMS.top_k, value=DEFAULT["J"], demo=0),
         Choice("method", "Method", TAB_METHODS, DEFAULT["method"], demo="cache_prior",
                info="max_rank: resident fill inside the window · cache_prior: residents' "
                     "scores lifted by λ"),
-        Slider("alpha", "α: a substitute's weight × α before renormalising (max_rank)",
-               ALPHAS[0], ALPHAS[-1], DEFAULT["alpha"], step=ALPHAS[1] - ALPHAS[0],
-               integer=False, demo=ALPHAS[0]),
+        Slider(name="alpha", label="α: a substitute's weight × α before renormalising (max_rank)",
+               minimum=ALPHAS[0], maximum=ALPHAS[-1], value=DEFAULT["alpha"],
+               step=ALPHAS[1] - ALPHAS[0], integer=False, demo=ALPHAS[0]),
         Choice("capacity", f"Expert cache (slots; the model has {DIMS.n_layers * DIMS.n_experts} "
                f"experts)", tuple(str(c) for c in CAPACITIES), str(CAPACITIES[1]),
                demo=str(CAPACITIES[0])),

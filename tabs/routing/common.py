@@ -52,7 +52,7 @@ def sweep(capacity: int) -> CapacitySweep:
     return load(capacity)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Setting:
     """The controls, validated, and what they select."""
 
@@ -98,7 +98,8 @@ def setting(M: int, J: int, method: str, alpha: float, capacity: object) -> Sett
         raise ParamError(f"alpha must be one of {list(ALPHAS)}, got {alpha!r}")
     cap = capacity_of(capacity)
     route = tab_route(method, M, J, float(alpha), DIMS)
-    return Setting(method, M, J, float(alpha), cap, route, sweep(cap))
+    return Setting(method=method, M=M, J=J, alpha=float(alpha), capacity=cap, route=route,
+                   sweep=sweep(cap))
 
 
 def family(method: str, J: int) -> str:

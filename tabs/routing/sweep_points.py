@@ -3,14 +3,15 @@ alpha) or every distinct setting at a capacity."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from core.routing.record import PassRecord
 from core.routing.sweep import ALPHAS, TAB_METHODS, CapacitySweep, lam_of, tab_route
 from tabs.routing.common import DIMS, WINDOWS
 
 
-class Point(NamedTuple):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Point:
     method: str
     J: int
     M: int
@@ -25,8 +26,8 @@ def curve(sw: CapacitySweep, method: str, J: int, alpha: float) -> list[Point]:
     for M in WINDOWS:
         route = tab_route(method, M, J, alpha, DIMS)
         rec = sw.arms(route)["routing"]
-        out.append(Point(method, J, M, alpha, lam_of(M, DIMS) if method == "cache_prior"
-                         else 0.0, rec))
+        lam = lam_of(M, DIMS) if method == "cache_prior" else 0.0
+        out.append(Point(method=method, J=J, M=M, alpha=alpha, lam=lam, record=rec))
     return out
 
 

@@ -15,7 +15,7 @@ from core.experts.scenarios.presets import chunk_tokens
 from core.experts.scenarios.records import ScenarioRun, Window
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Progress:
     token: int  # as asked (may lie past the run's last token)
     last_token: int  # the run's last scheduled token
@@ -61,6 +61,8 @@ def progress(run: ScenarioRun, token: int) -> Progress:
             windows.append(w)
             continue
         part = run.steps[w.first:shown]
-        windows.append(Window(w.index, w.first, shown - 1, sum(s.published for s in part),
-                              sum(len(s.failed) for s in part), part[-1].stats))
-    return Progress(token, run.schedule, shown, len(run.steps), tuple(windows))
+        windows.append(Window(index=w.index, first=w.first, last=shown - 1,
+                              published=sum(s.published for s in part),
+                              failed=sum(len(s.failed) for s in part), stats=part[-1].stats))
+    return Progress(token=token, last_token=run.schedule, shown=shown, total=len(run.steps),
+                    windows=tuple(windows))

@@ -65,8 +65,9 @@ class Recorder:
             self.c.reset_stats()
 
     def close_window(self) -> None:
-        self.windows.append(Window(len(self.windows), self.first, len(self.steps) - 1,
-                                   self.published, self.failed_n, self.c.stats()))
+        self.windows.append(Window(index=len(self.windows), first=self.first,
+                                   last=len(self.steps) - 1, published=self.published,
+                                   failed=self.failed_n, stats=self.c.stats()))
         self.first, self.published, self.failed_n = len(self.steps), 0, 0
 
     def _step(self, group: str, kind: str, call: str, failed: tuple[int, ...] | list[int] = (),
@@ -84,10 +85,12 @@ class Recorder:
         self.failed_n += len(failed)
         if failed:
             call += f"; {len(failed)} could not be read {list(failed)}"
-        cells = tuple(Cell(s.state, s.expert, s.origin, s.consumed, s.pinned)
+        cells = tuple(Cell(state=s.state, expert=s.expert, origin=s.origin, consumed=s.consumed,
+                           pinned=s.pinned)
                       for s in self.c.snapshot().slots)
-        self.steps.append(Step(
-            len(self.steps), len(self.windows), group, kind, call, cells, touched, evicted,
-            tuple(failed), tuple(skipped), self.cut_pending, self.c.stats(), published,
-        ))
+        self.steps.append(Step(index=len(self.steps), window=len(self.windows), group=group,
+                               kind=kind, call=call, slots=cells, touched=touched, evicted=evicted,
+                               failed=tuple(failed), skipped=tuple(skipped),
+                               cut_before=self.cut_pending, stats=self.c.stats(),
+                               published=published))
         self.cut_pending = False

@@ -8,7 +8,7 @@ from core.experts.scenarios.geometry import EXPERT_BYTES
 from core.experts.stats import CacheStats
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cell:
     """One slot after a step."""
 
@@ -19,7 +19,7 @@ class Cell:
     pinned: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     """One scripted call (a batch, a run of gets, a warm) and the cache right after it."""
 
@@ -38,7 +38,7 @@ class Step:
     published: int = 0  # loads this step published (bytes it may claim: published x payload)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Window:
     """A stats window (between reset_stats calls) and its stats at its end."""
 
@@ -69,7 +69,7 @@ class Window:
         return self.stats.bytes_read == self.published * EXPERT_BYTES
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ScenarioRun:
     name: str
     slots: int

@@ -56,5 +56,6 @@ def _run(scenario: str, slots: int, topk: int, schedule: int, seed: int) -> Scen
             SCRIPTS[scenario](rec, route, topk, slots)
             rec.close_window()
             slot_bytes = cache.slot_bytes
-    return ScenarioRun(scenario, slots, topk, schedule, seed, slot_bytes, route,
-                       tuple(rec.steps), tuple(rec.windows))
+    return ScenarioRun(name=scenario, slots=slots, topk=topk, schedule=schedule, seed=seed,
+                       slot_bytes=slot_bytes, route=route, steps=tuple(rec.steps),
+                       windows=tuple(rec.windows))

@@ -13,8 +13,9 @@ from core.model.usage import domain_information, domain_usage
 def _trace(chosen: list[list[list[int]]], domains: list[int], n_experts: int = 4) -> RoutingTrace:
     c = np.array(chosen, np.int16)  # [N, L, k]
     z = np.zeros_like(c, dtype=np.float16)
-    return RoutingTrace(np.zeros(len(domains), np.uint8), np.array(domains, np.uint8), c, z, c, z,
-                        n_experts)
+    return RoutingTrace(tokens=np.zeros(len(domains), np.uint8),
+                        domains=np.array(domains, np.uint8), top_ids=c, top_scores=z, chosen=c,
+                        weights=z, n_experts=n_experts)
 
 
 def test_usage_rows_are_shares_per_domain():

@@ -23,8 +23,9 @@ from core.model.usage import (
 def _trace(chosen: list[list[list[int]]], domains: list[int], n_experts: int = 4) -> RoutingTrace:
     c = np.array(chosen, np.int16)  # [N, L, k]
     z = np.zeros_like(c, dtype=np.float16)
-    return RoutingTrace(np.zeros(len(domains), np.uint8), np.array(domains, np.uint8), c, z, c, z,
-                        n_experts)
+    return RoutingTrace(tokens=np.zeros(len(domains), np.uint8),
+                        domains=np.array(domains, np.uint8), top_ids=c, top_scores=z, chosen=c,
+                        weights=z, n_experts=n_experts)
 
 
 def test_entropy_of_an_uneven_mix_is_below_log2_of_the_domains() -> None:
@@ -48,8 +49,9 @@ def test_the_set_can_name_the_domain_when_no_single_pick_does() -> None:
 def test_domain_runs_counts_maximal_stretches() -> None:
     assert domain_runs(_trace([[[0, 1]]] * 5, [0, 0, 1, 1, 0])) == 3
     assert domain_runs(_trace([[[0, 1]]], [2])) == 1
-    empty = RoutingTrace(*(np.zeros((0,), np.uint8),) * 2, *(np.zeros((0, 1, 2), np.int16),) * 4,
-                         4)
+    none, no_picks = np.zeros((0,), np.uint8), np.zeros((0, 1, 2), np.int16)
+    empty = RoutingTrace(tokens=none, domains=none, top_ids=no_picks, top_scores=no_picks,
+                         chosen=no_picks, weights=no_picks, n_experts=4)
     assert domain_runs(empty) == 0
 
 

@@ -10,6 +10,7 @@ different order).
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 
 import torch
 from hypothesis import given, settings
@@ -83,8 +84,8 @@ def test_row_path_equals_vectorised_path(case) -> None:
     for i in range(N):
         one = select_experts(scores[i : i + 1], resident[i : i + 1] if resident.dim() == 2
                              else resident, cfg)
-        for name in one._fields:
-            assert torch.equal(getattr(whole, name)[i : i + 1], getattr(one, name)), name
+        for f in fields(one):
+            assert torch.equal(getattr(whole, f.name)[i : i + 1], getattr(one, f.name)), f.name
 
 
 def test_stock_configs_equal_topk_bit_for_bit() -> None:

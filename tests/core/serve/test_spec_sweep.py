@@ -73,7 +73,7 @@ def test_prompts_are_held_out_text_ending_a_line():
 
 def _fake(kind: str, gamma: int, text: bytes = b"ab"):
     from core.serve.spec_sweep import SpecRun
-    return SpecRun(kind, gamma, 2, b"p", text, ())
+    return SpecRun(kind=kind, gamma=gamma, n_new=2, prompt=b"p", text=text, passes=())
 
 
 def test_sweep_checks_its_runs():

@@ -50,8 +50,8 @@ def test_two_accepted_drafts_by_hand():
     v = torch.tensor([[10.0, 20.0], [1.0, 1.0], [99.0, 99.0]], dtype=f64)
     g = torch.tensor([[half, 0.0], [0.0, half], [half, half]], dtype=f64)
     beta = torch.tensor([0.5, 1.0, 1.0], dtype=f64)
-    drafts = DraftProjections(q[None, :, None], k[None, :, None], v[None, :, None],
-                              g[None, :, None], beta[None, :, None])  # [B=1, D=3, H=1, *]
+    drafts = DraftProjections(q=q[None, :, None], k=k[None, :, None], v=v[None, :, None],
+                              g=g[None, :, None], beta=beta[None, :, None])  # [B=1, D=3, H=1, *]
     s0 = torch.tensor([[[[1.0, 2.0], [3.0, 4.0]]]], dtype=f64)  # [1, 1, 2, 2]
     state, out = verify_and_replay(s0, drafts, 2, scale=1.0)
     assert_close(torch.tensor([[[[5.25, 10.5], [1.0, 1.0]]]]), state, EXACT, "state")
@@ -111,9 +111,11 @@ class TestDraftProjections:
 
     def test_shapes_are_validated(self, drafts):
         with pytest.raises(ParamError, match="beta"):
-            DraftProjections(drafts.q, drafts.k, drafts.v, drafts.g, drafts.beta[:, :2])
+            DraftProjections(q=drafts.q, k=drafts.k, v=drafts.v, g=drafts.g,
+                             beta=drafts.beta[:, :2])
         with pytest.raises(ParamError, match="v"):
-            DraftProjections(drafts.q, drafts.k, drafts.v[:, :, :1], drafts.g, drafts.beta)
+            DraftProjections(q=drafts.q, k=drafts.k, v=drafts.v[:, :, :1], g=drafts.g,
+                             beta=drafts.beta)
 
 
 RATIOS = [
