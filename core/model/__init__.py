@@ -6,9 +6,11 @@ stream through core.experts.ExpertCache, which is what the serving subsystems me
 
 Modules
   config    ModelDims: every dimension, parameter and byte ledgers (K3's are in core.dims)
-  corpus    the training corpus per domain, unigram / bigram baselines
+  corpus    the training corpus per domain (records, split and streams in corpus_documents),
+            unigram / bigram baselines
   layers    RMSNorm, the KDA mixer (core.kda), the MLA mixer (prefill and one-token step)
   moe       router (softmax scores), top-k, shared expert; experts come from a provider
+  router    Routing (one layer's choice) and SelectionPolicy, shared by moe and providers
   providers ExpertProvider: AllResident, CacheProvider (ExpertCache over the shards)
   model     HybridLM: prefill, step (explicit DecodeState), greedy generate
   weights   safetensors shards + sha256 manifest; load with clear errors

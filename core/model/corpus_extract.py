@@ -27,7 +27,7 @@ import sysconfig
 from pathlib import Path
 
 from core.errors import check_int
-from core.model.corpus import DOMAINS, Document
+from core.model.corpus_documents import DOMAINS, Document
 from core.model.corpus_shipped import CORPUS_DIR, CORPUS_FILE, EXTRACT, LICENCE, MANIFEST
 from core.model.corpus_templates import MAKERS
 

@@ -18,7 +18,7 @@ import json
 import lzma
 from pathlib import Path
 
-from core.model.corpus import DOMAINS, Document
+from core.model.corpus_documents import DOMAINS, Document
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "assets" / "corpus"
 CORPUS_FILE = "corpus.jsonl.xz"

@@ -16,7 +16,7 @@ import random
 
 import numpy as np
 
-from core.model.corpus import DOMAINS, Corpus, Document
+from core.model.corpus_documents import DOMAINS, Corpus, Document
 
 _NOUNS = ("cat dog model river city teacher student engine cache expert token garden "
           "window market letter number signal server table story").split()

@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from core.errors import check_int
-from core.model.corpus import DOMAINS, Corpus
 from core.model.corpus_baselines import bigram_bits, unigram_bits, zlib_bpb
+from core.model.corpus_documents import DOMAINS, Corpus
 from core.model.model import HybridLM
 
 

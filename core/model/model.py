@@ -28,8 +28,9 @@ from core.model.config import ModelDims
 from core.model.kernels import INVARIANT, Kernels
 from core.model.layers import KDA, GroupView, KDAOut, KDAState, MLAState, RMSNorm
 from core.model.mla import MLA
-from core.model.moe import MoE, Routing
+from core.model.moe import MoE
 from core.model.providers import AllResident, ExpertProvider
+from core.model.router import Routing
 
 LOGITS = ("all", "last", "none")
 

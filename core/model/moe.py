@@ -23,8 +23,6 @@ consumed (before the next layer runs).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -33,25 +31,10 @@ from core.model.clock import timed
 from core.model.config import ModelDims
 from core.model.kernels import INVARIANT, Kernels, fused, transposed
 from core.model.providers import AllResident, ExpertProvider
+from core.model.router import Routing
 
 PAIRS_ALONE = 8  # up to this many (token, slot) pairs, each is its own bmm entry
 PAIRS_BUCKETED = 256  # from this many, experts go in buckets of similar load
-
-
-class Routing(NamedTuple):
-    """One layer's routing for N tokens."""
-
-    scores: torch.Tensor  # [N, E] softmax over experts
-    ids: torch.Tensor  # [N, k] int64, chosen experts in descending score
-    weights: torch.Tensor  # [N, k] renormalised top-k scores
-    order: tuple[int, ...]  # experts in the order they were fetched (the layer's demand)
-
-
-class SelectionPolicy(Protocol):
-    def select(self, layer: int, scores: torch.Tensor, resident: torch.Tensor
-               ) -> tuple[torch.Tensor, torch.Tensor]:
-        """scores [N, E], resident bool [E] -> (ids [N, k] int64, weights [N, k], rows sum to 1)."""
-        ...
 
 
 def visit_order(ids: torch.Tensor) -> tuple[int, ...]:

@@ -22,10 +22,10 @@ import numpy as np
 import torch
 
 from core.experts import ExpertCache, ExpertLayout, ShardIndex, slot_stride
+from core.model.router import Routing, SelectionPolicy
 
 if TYPE_CHECKING:
     from core.model.config import ModelDims
-    from core.model.moe import Routing, SelectionPolicy
 
 MODEL_TEMPLATE = "model.layers.{layer}.mlp.experts.{expert}.{w}.{part}"
 MODEL_LAYOUT = ExpertLayout(
@@ -38,7 +38,7 @@ Triple = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 class ExpertProvider(ABC):
-    # How the MoE chooses its experts from the router's scores (core.model.moe.SelectionPolicy);
+    # How the MoE chooses its experts from the router's scores (core.model.router.SelectionPolicy);
     # None: stock top-k, the code path the shipped weights were trained and tested with.
     policy: SelectionPolicy | None = None
 

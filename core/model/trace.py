@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from core.errors import ParamError
-from core.model.moe import Routing
+from core.model.router import Routing
 
 VERSION = 1
 TRACE_FILE = "trace.npz"

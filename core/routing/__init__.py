@@ -19,7 +19,8 @@ Modules, bottom up:
   disk        disk presets (HDD, SATA SSD, NVMe, RAM) and modelled read time
   warm_state  the warm cache state every arm starts from: capture, restore, warm_up
   arms        compare_arms: stock / routing / prefetch / both through core.serve's Engine
-  arm_report  ArmReport: hit split, bytes, waste, swaps, quality, modelled tokens/s
+  arm_report  Pass (what one pass measured) -> ArmReport: hit split, bytes, waste, swaps,
+              quality, modelled tokens/s
   ceiling     LRU and Belady replay from a warm cache, per layer call (the frontier's ceiling)
   record      run_pass: one teacher-forced pass recorded per (step, layer): PassRecord
   speed       modelled tokens/s of a PassRecord from a compute time and a disk preset

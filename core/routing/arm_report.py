@@ -1,5 +1,8 @@
 """ArmReport: what one arm of compare_arms measured, and its modelled speed per disk preset.
 
+A Pass holds the values one generation or scoring pass measured (core.routing.arms builds
+them); report() turns an arm's passes into its ArmReport.
+
 Counts and rates are deterministic (same seed, same report); measured times are fields that
 never take part in equality. Decode only: the prefill's cache window is `prefill`. Quality is
 teacher-forced on held-out text (delta_nll, greedy_agree, scored_first_divergence) and, for
@@ -9,18 +12,30 @@ first_divergence, the arm's own generation against the stock arm's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.experts import CacheStats
 from core.routing.disk import disk
 from core.routing.meters import LayerMeters, combine
-from core.routing.prefetch import PrefetchMeters, total
+from core.routing.prefetch import PrefetchMeters, Recording, total
 from core.routing.quality import Scored, compare, first_divergence
 
-if TYPE_CHECKING:
-    from core.routing.arms import Pass
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pass:
+    """What one arm's generation or scoring pass measured (values only, no live objects)."""
+
+    stats: CacheStats  # the cache's decode window
+    prefill: CacheStats | None  # the prefill's window (None: the pass had no prefill)
+    steps: Recording  # the experts each decode step used, per layer
+    route: str  # the routing's label
+    layers: tuple[LayerMeters, ...]  # decode routing meters per layer
+    prefetch: tuple[PrefetchMeters, ...]  # per layer; () without prefetch
+    issues: tuple[tuple[int, int], ...]  # (reads, device bytes) of every prefetch batch
+    seconds: float = field(compare=False)  # wall time of the decode steps
+    step_compute: tuple[float, ...] = field(compare=False, default=())  # per step, no loads
+    select_s: float = field(compare=False, default=0.0)  # decode time inside select_experts
 
 
 @dataclass(frozen=True, slots=True)

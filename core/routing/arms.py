@@ -22,7 +22,6 @@ prefetch's lateness: its load time beyond the compute time of the one layer it o
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
@@ -31,11 +30,10 @@ from core.experts import CacheStats, ExpertCache
 from core.model.model import HybridLM
 from core.model.weights import ASSET_DIR, load_model
 from core.paging.ledger import toy_geometry
-from core.routing.arm_report import ArmReport, report
+from core.routing.arm_report import ArmReport, Pass, report
 from core.routing.config import RouteConfig
-from core.routing.meters import LayerMeters
 from core.routing.policy import RoutePolicy
-from core.routing.prefetch import PREDICTORS, Prefetcher, PrefetchMeters, Recording
+from core.routing.prefetch import PREDICTORS, Prefetcher, Recording
 from core.routing.provider import RoutedProvider
 from core.routing.quality import Scored, heldout_text, teacher_forced
 from core.routing.warm_state import WarmState, restore, warm_up
@@ -44,22 +42,6 @@ from core.serve import Engine
 ARMS = ("stock", "routing", "prefetch", "both")
 PAGE = 64  # tokens per page of the Engine's pool
 __all__ = ["ARMS", "ArmReport", "Pass", "compare_arms"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Pass:
-    """What one arm's generation or scoring pass measured (values only, no live objects)."""
-
-    stats: CacheStats  # the cache's decode window
-    prefill: CacheStats | None  # the prefill's window (None: the pass had no prefill)
-    steps: Recording  # the experts each decode step used, per layer
-    route: str  # the routing's label
-    layers: tuple[LayerMeters, ...]  # decode routing meters per layer
-    prefetch: tuple[PrefetchMeters, ...]  # per layer; () without prefetch
-    issues: tuple[tuple[int, int], ...]  # (reads, device bytes) of every prefetch batch
-    seconds: float = field(compare=False)  # wall time of the decode steps
-    step_compute: tuple[float, ...] = field(compare=False, default=())  # per step, no loads
-    select_s: float = field(compare=False, default=0.0)  # decode time inside select_experts
 
 
 def _finish(prov: RoutedProvider, stats: CacheStats, seconds: float,

@@ -42,7 +42,7 @@ from core.routing.ranking import top_ranks
 if TYPE_CHECKING:
     from core.experts import ExpertCache
     from core.model.model import HybridLM
-    from core.model.moe import Routing
+    from core.model.router import Routing
 
 PREDICTORS = ("previous", "pilot", "oracle")
 Recording = list[list[tuple[int, ...]]]  # [decode step][layer] -> the ids that layer used

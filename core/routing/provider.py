@@ -16,8 +16,8 @@ the arms unchanged. On top of CacheProvider (demand batches through an ExpertCac
 from __future__ import annotations
 
 from core.experts import CacheStats, ExpertCache
-from core.model.moe import Routing
 from core.model.providers import CacheProvider
+from core.model.router import Routing
 from core.routing.policy import RoutePolicy
 from core.routing.prefetch import Prefetcher, Recording
 

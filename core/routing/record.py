@@ -28,7 +28,7 @@ import torch
 from core.errors import ParamError
 from core.experts import ExpertCache
 from core.model.model import HybridLM
-from core.model.moe import Routing
+from core.model.router import Routing
 from core.routing.config import RouteConfig
 from core.routing.meters import combine
 from core.routing.policy import RoutePolicy

@@ -32,8 +32,8 @@ import torch
 from core.errors import ParamError, check_int
 from core.experts import ExpertCache
 from core.model.model import HybridLM
-from core.model.moe import Routing
 from core.model.providers import CacheProvider, ExpertProvider, Triple, open_cache
+from core.model.router import Routing
 from core.model.weights import ASSET_DIR
 from core.paging.ledger import toy_geometry
 from core.routing.config import RouteConfig

@@ -34,8 +34,8 @@ from core.errors import ParamError, check_int
 from core.fleet.config import DEMO_SIM
 from core.fleet.ring import ConsistentHashRing, hash64
 from core.model.model import HybridLM
-from core.model.moe import Routing
 from core.model.providers import CacheProvider, ExpertProvider, Triple, open_cache
+from core.model.router import Routing
 from core.model.weights import ASSET_DIR
 from core.paging.ledger import toy_geometry
 from core.prefix.hashing import block_hashes

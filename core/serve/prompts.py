@@ -21,7 +21,7 @@ import hashlib
 from dataclasses import dataclass
 
 from core.errors import ParamError, check_choice, check_int
-from core.model.corpus import split_documents
+from core.model.corpus_documents import split_documents
 from core.model.corpus_shipped import read_documents
 
 MAX_PROMPT = 192  # prompt + n_new stays within the model's 256-byte training context

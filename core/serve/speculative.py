@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from core.errors import ParamError
 from core.experts import ExpertCache
 from core.model.layers import KDAOut, KDAState
-from core.model.moe import Routing
 from core.model.providers import ExpertProvider
+from core.model.router import Routing
 from core.serve.drafter import Drafter
 from core.serve.reports import ExpertLoads, SpecSummary, VerifyStep
 from core.serve.request import Request

@@ -28,8 +28,8 @@ from core.errors import ParamError
 from core.model.kernels import INVARIANT, Kernels
 from core.model.layers import KDAOut, KDAState
 from core.model.model import DecodeState, Group, HybridLM
-from core.model.moe import Routing
 from core.model.providers import ExpertProvider
+from core.model.router import Routing
 from core.speculative import verify_and_replay
 
 MAX_WINDOW = 64

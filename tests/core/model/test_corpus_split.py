@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from core.errors import ParamError
-from core.model.corpus import (
+from core.model.corpus import build_corpus
+from core.model.corpus_documents import (
     DOMAINS,
     HELDOUT_FRAC,
     SEPARATOR,
     Document,
-    build_corpus,
     interleave,
     passages,
     split_documents,

@@ -17,8 +17,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.model.moe import MoE, Routing, expert_ffn, visit_order
+from core.model.moe import MoE, expert_ffn, visit_order
 from core.model.providers import AllResident, CacheProvider, open_cache
+from core.model.router import Routing
 from core.model.trace import TRACE_FILE, load
 from core.model.weights import ASSET_DIR
 from core.routing import RouteConfig, RoutePolicy

@@ -16,7 +16,7 @@ import dataclasses
 import pytest
 
 from core.errors import ParamError
-from core.model.corpus import split_documents
+from core.model.corpus_documents import split_documents
 from core.model.corpus_shipped import read_documents
 from core.serve.compare import POOL_PAGES
 from core.serve.engine import Engine
