@@ -1,14 +1,18 @@
-"""Import hygiene of core/, read from the source.
+"""Import hygiene of core/, read from the source and checked in a fresh interpreter.
 
-No two core modules import each other. Every import statement counts: top level, inside a
-function, under `if TYPE_CHECKING:`. A shared piece belongs to the module that owns it, which
-both import; a cycle hidden in a function or a type-only import is still a cycle.
-`from core.a import b` is an import of core.a.b when that is a module, else of core.a.
+1. No two core modules import each other. Every import statement counts: top level, inside a
+   function, under `if TYPE_CHECKING:`. A shared piece belongs to the module that owns it,
+   which both import; a cycle hidden in a function or a type-only import is still a cycle.
+   `from core.a import b` is an import of core.a.b when that is a module, else of core.a.
+2. Importing every core module leaves gradio and matplotlib unimported: core is the engine,
+   tabs/ draw (DESIGN.md's layers).
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,3 +78,19 @@ def test_the_walk_finds_function_level_type_only_and_relative_imports(tmp_path: 
         "pkg/sub/d.py": "import pkg.a\n",
     })
     assert mutual_pairs(tmp_path, "pkg") == [("pkg.a", "pkg.b"), ("pkg.sub", "pkg.sub.c")]
+
+
+def test_core_imports_neither_gradio_nor_matplotlib() -> None:
+    """Every core module imported in a fresh interpreter; then neither library is loaded."""
+    names = sorted(n for n in modules(REPO, "core") if not n.endswith("__main__"))
+    probe = (
+        "import importlib, sys\n"
+        f"for name in {names!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(sorted(m for m in ('gradio', 'matplotlib') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+    assert len(names) > 100  # the walk saw the whole package
