@@ -95,35 +95,51 @@ class TabSpec:
     more: tuple[str, ...] = ()  # secondary controls (seed, dtype, ...), folded in the UI
 
     def __post_init__(self) -> None:
+        """Reject a malformed tab at import with ParamError naming what is wrong (not assert:
+        the checks must hold under `python -O`)."""
+        from core.errors import ParamError
+
+        def need(ok: object, what: str) -> None:
+            if not ok:
+                raise ParamError(what)
+
         names = [c.name for c in self.controls]
-        assert 2 <= len(names) <= 8, f"tab {self.id}: 2-8 controls, got {len(names)}"
-        assert set(self.more) <= set(names), f"tab {self.id}: more names unknown controls"
-        assert names[0] not in self.more, f"tab {self.id}: the hero cannot be folded"
+        need(2 <= len(names) <= 8, f"tab {self.id}: 2-8 controls, got {len(names)}")
+        need(set(self.more) <= set(names), f"tab {self.id}: more names unknown controls "
+             f"{sorted(set(self.more) - set(names))}")
+        need(names[0] not in self.more, f"tab {self.id}: the hero {names[0]} cannot be folded")
         up_front = len(names) - len(self.more)
-        assert 2 <= up_front <= 6, f"tab {self.id}: 2-6 up-front controls, got {up_front}"
-        assert len(self.more) <= 3, f"tab {self.id}: at most 3 folded controls"
-        assert len(set(names)) == len(names), f"tab {self.id}: duplicate control names"
-        assert not {"tab", "present"} & set(names), f"tab {self.id}: share-link keys are taken"
+        need(2 <= up_front <= 6, f"tab {self.id}: 2-6 up-front controls, got {up_front}")
+        need(len(self.more) <= 3, f"tab {self.id}: at most 3 folded controls, got "
+             f"{len(self.more)}")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        need(not dup, f"tab {self.id}: duplicate control names {dup}")
+        taken = sorted({"tab", "present"} & set(names))
+        need(not taken, f"tab {self.id}: control names {taken} are share-link keys")
         for c in self.controls:
             if isinstance(c, Slider) and c.max_from is not None:
                 src = next((x for x in self.controls if x.name == c.max_from), None)
-                assert isinstance(src, Slider), f"{c.name}.max_from must name a slider"
+                need(isinstance(src, Slider),
+                     f"tab {self.id}: {c.name}.max_from {c.max_from!r} must name a slider")
         for f in self.figures:
-            missing = set(f.params) - set(names)
-            assert not missing, f"figure {f.name}: params {missing} have no control"
+            missing = sorted(set(f.params) - set(names))
+            need(not missing, f"figure {f.name}: params {missing} have no control")
         if self.live is not None:
-            missing = set(self.live.params) - set(names)
-            assert not missing, f"live {self.live.name}: params {missing} have no control"
-            assert self.live.name not in {f.name for f in self.figures}, "live name is taken"
+            missing = sorted(set(self.live.params) - set(names))
+            need(not missing, f"live {self.live.name}: params {missing} have no control")
+            need(self.live.name not in {f.name for f in self.figures},
+                 f"live {self.live.name}: the name is taken by a figure")
         for p in self.presets:  # a preset the controls reject fails at import, never in class
             validate_all(self.controls, dict(p.values))
-        assert len({p.name for p in self.presets}) == len(self.presets), "duplicate presets"
+        presets = [p.name for p in self.presets]
+        dup = sorted({n for n in presets if presets.count(n) > 1})
+        need(not dup, f"tab {self.id}: duplicate presets {dup}")
         if self.run is not None:
-            assert self.live is None, f"tab {self.id}: a run tab's live panel is run.live"
-            missing = set(self.run.params) - set(names)
-            assert not missing, f"run {self.run.name}: params {missing} have no control"
-            assert set(self.run.draws) == {f.name for f in self.figures}, (
-                f"run {self.run.name}: draws must cover exactly the tab's figures")
+            need(self.live is None, f"tab {self.id}: a run tab's live panel is run.live")
+            missing = sorted(set(self.run.params) - set(names))
+            need(not missing, f"run {self.run.name}: params {missing} have no control")
+            need(set(self.run.draws) == {f.name for f in self.figures},
+                 f"run {self.run.name}: draws must cover exactly the tab's figures")
 
     @property
     def hero(self) -> Control:
