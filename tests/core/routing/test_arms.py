@@ -2,8 +2,9 @@
 
 Pinned: the same seed gives the same four reports (measured times excluded); the stock arm
 generates what HybridLM.generate does; prefetch changes nothing but placement (same text,
-delta NLL exactly 0, agreement 1, no swaps); routing swaps slots and agree = 1 - swap; the
-hit split adds up; the oracle predicts stock perfectly; modelled speed is the documented sum,
+delta NLL exactly 0, agreement 1, no swaps); routing swaps slots, and each arm's agree equals a
+recount of its generation's chosen experts against the top-k of its router scores; the hit
+split adds up; the oracle predicts stock perfectly; modelled speed is the documented sum,
 worked by hand; bad arguments raise ParamError naming them.
 """
 
@@ -16,17 +17,40 @@ import pytest
 
 from core.errors import ParamError
 from core.routing import DISKS, RouteConfig, compare_arms
+from core.routing.policy import RoutePolicy
 from tests.core.routing.conftest import TINY
+from tests.core.routing.test_meters import overlaps
 
 PROMPT = b"12 + 30 = 42\n"
 ROUTE = RouteConfig("max_rank", k=2, J=1, M=8)
 KW = {"score_bytes": 24, "warmup_bytes": 16}
 
 
+class _KeptPolicy(RoutePolicy):
+    """A RoutePolicy that lists itself, so a test can read the raw calls it saw."""
+
+    made: list[RoutePolicy] = []
+
+    def __init__(self, *args: object, **kw: object) -> None:
+        super().__init__(*args, **kw)
+        _KeptPolicy.made.append(self)
+
+
 @pytest.fixture(scope="module")
-def arms(tiny, tiny_dir: Path):
-    return compare_arms(PROMPT, 10, 12, ROUTE, "pilot", seed=3, model=tiny, directory=tiny_dir,
-                        **KW)
+def policies(tiny, tiny_dir: Path) -> tuple[dict, dict[str, RoutePolicy]]:
+    """compare_arms' reports, and each arm's generation policy (compare_arms makes one policy
+    per pass: each arm's generation, then its scoring, in ARMS order)."""
+    _KeptPolicy.made = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("core.routing.arms.RoutePolicy", _KeptPolicy)
+        got = compare_arms(PROMPT, 10, 12, ROUTE, "pilot", seed=3, model=tiny,
+                           directory=tiny_dir, **KW)
+    return got, dict(zip(got, _KeptPolicy.made[::2], strict=True))
+
+
+@pytest.fixture(scope="module")
+def arms(policies):
+    return policies[0]
 
 
 def test_reproducible_from_the_seed(tiny, tiny_dir: Path, arms) -> None:
@@ -51,10 +75,21 @@ def test_every_arm_adds_up(arms) -> None:
         assert a.generated == len(a.text) == 10 and a.compute_s > 0
         assert a.hit_rate == pytest.approx(a.hit_resident + a.hit_prefetched)
         assert a.hit_rate + a.miss_rate == pytest.approx(1.0)
-        assert a.agree == 1.0 - a.swap_rate
         assert a.requests == (10 - 1) * TINY.n_layers * TINY.top_k  # the prefill emits one
         assert sum(m.swaps for m in a.layers) == round(a.swap_rate * a.requests)
     assert arms["routing"].swap_rate > 0 and arms["routing"].route.startswith("max_rank")
+
+
+def test_agree_equals_a_recount_of_the_chosen_experts(policies) -> None:
+    """Every decode row the generation routed: its chosen ids against its scores' top-k."""
+    arms, made = policies
+    for name, a in arms.items():
+        calls = [made[name].selections(layer, "decode") for layer in range(TINY.n_layers)]
+        counted = sum(sum(overlaps(sc, sel.ids.tolist(), TINY.top_k)) for sc, sel in calls)
+        slots = sum(sel.ids.numel() for _, sel in calls)
+        assert slots == a.requests, name
+        assert a.agree == pytest.approx(counted / slots, rel=1e-12), name
+    assert arms["routing"].agree < 1.0
 
 
 def test_oracle_is_perfect_for_the_prefetch_arm(tiny, tiny_dir: Path) -> None:

@@ -1,14 +1,17 @@
 """Routing meters: the identities that make agree and KL restatements of the swap rate, and one
 hand-worked row.
 
-Pinned (reference section 5): agree == 1 - swap exactly, and |chosen & true top-k| counted on
-its own equals k - swaps; with no swap every distribution meter is exactly 0 whatever alpha
-is; a dropped expert costs about p * (27.6 + ln p) nats of colibri's 1e-12-floored KL.
+Pinned (reference section 5): agree and swap equal a recount from the raw scores and the chosen
+ids (|chosen & true top-k| / k, the true top-k found by sorting each row in Python), and
+|chosen & true top-k| counted by the meters equals k - swaps; with no swap every distribution
+meter is exactly 0 whatever alpha is; a dropped expert costs about p * (27.6 + ln p) nats of
+colibri's 1e-12-floored KL.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pytest
 import torch
@@ -23,16 +26,29 @@ def _random(seed: int, n: int = 300, e: int = 16) -> tuple[torch.Tensor, torch.T
     return (torch.randn(n, e, generator=g) * 2).softmax(-1), torch.rand(n, e, generator=g) < 0.4
 
 
+def overlaps(scores: torch.Tensor, chosen: Sequence[Sequence[int]], k: int) -> list[int]:
+    """Per row: how many chosen ids are among the row's k best scores, found by sorting the
+    row in Python (NaN sorts lowest: a row with a NaN keeps its finite top-k)."""
+    out = []
+    for row, ids in zip(scores.tolist(), chosen, strict=True):
+        order = sorted(range(len(row)), key=lambda e: -math.inf if math.isnan(row[e]) else row[e],
+                       reverse=True)
+        out.append(len(set(order[:k]) & set(ids)))
+    return out
+
+
 @pytest.mark.parametrize("method", METHODS)
-def test_agree_is_one_minus_swap_exactly(method: str) -> None:
+def test_agree_and_swap_equal_a_recount(method: str) -> None:
     scores, res = _random(1)
-    scores[3, 2] = math.nan  # a fallback row counts as k agreeing slots
+    scores[3, 2] = math.nan  # a fallback row: stock top-k of its finite scores, k agreeing
     cfg = RouteConfig(method, k=4, J=1, M=12, P=0.8, alpha=0.5, lam=0.5)
     sel = select_experts(scores, res, cfg)
     m = route_meters(scores, sel)
-    assert torch.equal(m.agree, 1.0 - m.swap)
-    assert torch.equal(m.overlap, 4 - sel.swaps)  # counted independently of swaps
-    assert torch.equal(m.swap, sel.swaps.double() / 4)
+    counted = torch.tensor(overlaps(scores, sel.ids.tolist(), 4), dtype=torch.float64)
+    assert torch.equal(m.agree, counted / 4)
+    assert torch.equal(m.swap, (4 - counted) / 4)
+    assert torch.equal(m.overlap, 4 - sel.swaps)  # the meters' own count, apart from swaps
+    assert counted[3] == 4
 
 
 def test_no_swap_means_every_meter_is_zero() -> None:
@@ -74,6 +90,7 @@ def test_layer_sums_and_combine() -> None:
         parts.add(route_meters(scores[a:b], select_experts(scores[a:b], res[a:b], cfg)), 4)
     w, p = whole.summary(), parts.summary()
     assert (w.rows, w.slots, w.swaps) == (p.rows, p.slots, p.swaps) == (40, 160, w.swaps)
-    assert w.kl == pytest.approx(p.kl) and w.agree == 1.0 - w.swap
+    counted = sum(overlaps(scores, select_experts(scores, res, cfg).ids.tolist(), 4))
+    assert w.kl == pytest.approx(p.kl) and w.agree == pytest.approx(counted / 160, rel=1e-12)
     both = combine([w, p])
     assert (both.rows, both.swaps) == (80, 2 * w.swaps) and both.kl == pytest.approx(w.kl)

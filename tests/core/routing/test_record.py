@@ -18,6 +18,7 @@ from core.routing import RouteConfig, teacher_forced
 from core.routing.record import PassRecord, cell_code, cell_fields, run_pass
 from core.routing.warm_state import warm_up
 from tests.core.routing.conftest import TINY
+from tests.core.routing.test_meters import overlaps
 
 TEXT = b'{"id": 7, "name": "ada"}\nx = 3 * 4\n'
 CAP = 12
@@ -69,7 +70,19 @@ def test_cells_add_up(runs, arm: str) -> None:
     assert sum(rec.layer_requests) == rec.requests == rec.slots
     assert bool(cells[..., 3].any()) == (rec.wasted > 0)
     assert cells[..., 3].sum() <= rec.wasted
-    assert rec.agree == 1.0 - rec.swap_rate
+
+
+@pytest.mark.parametrize("arm", ["stock", "routing", "both"])
+def test_agree_equals_a_recount_of_the_experts_used(runs, arm: str) -> None:
+    """The experts each step used (the MoE's routing, as the provider saw it) against the
+    top-k of the router's scores, counted here, give the record's agree and swap rate."""
+    run = runs[arm]
+    k, L = TINY.top_k, TINY.n_layers
+    used = [run.steps[t][layer] for t in range(len(run.steps)) for layer in range(L)]
+    counted = sum(overlaps(run.scores.reshape(-1, TINY.n_experts), used, k))
+    assert len(used) * k == run.record.slots
+    assert run.record.agree == pytest.approx(counted / run.record.slots, rel=1e-12)
+    assert run.record.swaps == run.record.slots - counted
 
 
 def test_substituted_cells_are_the_swaps(runs) -> None:
