@@ -32,19 +32,28 @@ SESSION_CHUNK = 16
 CONV_SEED = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReplayCase:
-    """One acceptance case: n of the drafts accepted, n + 1 window positions replayed."""
+    """One acceptance case: n of the drafts accepted, n + 1 window positions replayed. The
+    replay's and the reference's outputs and states are kept, so a reader can compare them."""
 
     label: str  # "zero", "partial" or "all"
     n: int
-    max_abs_output: float  # replay vs kda_recurrent over the n + 1 committed tokens
-    max_abs_state: float
     max_abs_chunked: float  # replay vs kda_chunked (state and outputs)
     chunked_tol: float
     committed_untouched: bool  # the committed state is bit-identical after the replay
-    replay_outputs: torch.Tensor  # [1, n + 1, H, V]
-    reference_outputs: torch.Tensor  # [1, n + 1, H, V]
+    replay_outputs: torch.Tensor  # [1, n + 1, H, V] verify_and_replay
+    reference_outputs: torch.Tensor  # [1, n + 1, H, V] kda_recurrent over the committed tokens
+    replay_state: torch.Tensor  # [1, H, K, V]
+    reference_state: torch.Tensor  # [1, H, K, V]
+
+    @property
+    def max_abs_output(self) -> float:
+        return max_abs(self.replay_outputs, self.reference_outputs)
+
+    @property
+    def max_abs_state(self) -> float:
+        return max_abs(self.replay_state, self.reference_state)
 
     @property
     def replayed(self) -> int:
@@ -90,26 +99,41 @@ def check_replay(draft_len: int, accepted: int, heads: int, dk: int, dv: int, dt
         o_ch, s_ch = kda_chunked(c.q, c.k, c.v, c.g, c.beta, initial_state=s0,
                                  chunk_size=REPLAY_CHUNK)
         cases.append(ReplayCase(
-            label=label, n=n, max_abs_output=max_abs(o_rep, o_ref),
-            max_abs_state=max_abs(s_new, s_ref),
-            max_abs_chunked=max(max_abs(s_new, s_ch), max_abs(o_rep, o_ch)),
+            label=label, n=n, max_abs_chunked=max(max_abs(s_new, s_ch), max_abs(o_rep, o_ch)),
             chunked_tol=CHUNKED_MAX_ABS[dtype], committed_untouched=torch.equal(s0, before),
-            replay_outputs=o_rep, reference_outputs=o_ref,
-        ))
+            replay_outputs=o_rep, reference_outputs=o_ref, replay_state=s_new,
+            reference_state=s_ref))
     return ReplayCheck(draft_len=draft_len, accepted=accepted, dtype=dtype, drafted_outputs=o_draft,
                        cases=tuple(cases))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConvCheck:
-    """The short-conv history after a verify step, on the tiny model's KDA layer (float32)."""
+    """The short-conv history after a verify step, on the tiny model's KDA layer (float32):
+    the values themselves, so a reader compares them (the properties are what the figure
+    prints)."""
 
     conv_size: int
     commits: int  # positions committed: n + 1
     window: int  # positions pushed: gamma + 1
-    history_exact: bool  # cut history == the history of stepping the committed tokens only
-    next_exact: bool  # the next token's output with the cut history == the committed run's
-    next_off_uncut: float  # max|diff| of that output when the history is left at the window
+    cut_history: torch.Tensor  # [1, W - 1, 3C] conv_history_after(history, window rows, n + 1)
+    committed_history: torch.Tensor  # [1, W - 1, 3C] the layer stepped over the commits only
+    next_cut: torch.Tensor  # the next token's output from the committed state + cut history
+    next_committed: torch.Tensor  # ... from the committed run's own state
+    next_uncut: torch.Tensor  # ... with the history left at the whole window
+
+    @property
+    def history_exact(self) -> bool:
+        return torch.equal(self.cut_history, self.committed_history)
+
+    @property
+    def next_exact(self) -> bool:
+        return torch.equal(self.next_cut, self.next_committed)
+
+    @property
+    def next_off_uncut(self) -> float:
+        """max|diff| of the next output when the history is not cut."""
+        return max_abs(self.next_uncut, self.next_committed)
 
 
 @functools.cache
@@ -154,10 +178,8 @@ def check_conv(draft_len: int, accepted: int) -> ConvCheck:
         want = layer.step(nxt, _clone(ref))
         got, off = layer.step(nxt, fixed), layer.step(nxt, stale)
     return ConvCheck(
-        conv_size=layer.d.conv_size, commits=commits, window=draft_len + 1,
-        history_exact=torch.equal(cut, ref.conv), next_exact=torch.equal(got, want),
-        next_off_uncut=max_abs(off, want),
-    )
+        conv_size=layer.d.conv_size, commits=commits, window=draft_len + 1, cut_history=cut,
+        committed_history=ref.conv, next_cut=got, next_committed=want, next_uncut=off)
 
 
 def _clone(s):

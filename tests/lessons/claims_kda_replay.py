@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import math
 
+import torch
+
 from core.dims import K3, KDADims
 from core.model.config import ModelDims
 from core.speculative import (
@@ -22,8 +24,9 @@ from core.speculative import (
     snapshot_outcome,
     window,
 )
-from core.speculative.oracles import check_conv, check_replay
-from core.tolerances import CHUNKED_MAX_ABS
+from core.speculative.drafts import DraftProjections, verify_and_replay
+from core.speculative.oracles import check_conv, check_replay, committed_state
+from core.tolerances import CHUNKED_MAX_ABS, max_abs
 from tabs.kda_replay import TAB
 from tests.lessons.registry import claim
 
@@ -64,7 +67,8 @@ def window_positions() -> dict[str, object]:
     bonus = {window(g) - g for g in range(1, 17)}
     assert len(bonus) == 1
     zero = replay_at_defaults().cases[0]
-    assert zero.n == 0 and zero.replay_outputs.shape[1] == 1 and zero.max_abs_output == 0.0
+    assert zero.n == 0 and zero.replay_outputs.shape[1] == 1
+    assert torch.equal(zero.replay_outputs, zero.reference_outputs)
     return {"bonus": bonus.pop()}
 
 
@@ -73,7 +77,8 @@ def committed_positions() -> dict[str, object]:
     bonus = {replay_outcome(k3(), g, n).replayed - n for g in range(1, 9) for n in range(g + 1)}
     assert bonus == {1.0}
     for case in replay_at_defaults().cases:
-        assert case.replay_outputs.shape[1] == case.n + 1 and case.max_abs_state == 0.0
+        assert case.replay_outputs.shape[1] == case.n + 1
+        assert torch.equal(case.replay_state, case.reference_state)
     return {"bonus": int(bonus.pop())}
 
 
@@ -126,7 +131,9 @@ def conv_history() -> dict[str, object]:
     """K3 and the tiny model share conv width 4; a rejected row leaks when the cut is skipped."""
     assert K3.conv_size == ModelDims().conv_size
     c = check_conv(4, 2)
-    assert c.history_exact and c.next_exact and c.next_off_uncut > 0
+    assert torch.equal(c.cut_history, c.committed_history)
+    assert torch.equal(c.next_cut, c.next_committed)
+    assert not torch.equal(c.next_uncut, c.next_committed)
     assert k3().conv_history == K3.conv_size - 1
     return {"history": K3.conv_size - 1}
 
@@ -206,8 +213,19 @@ def principle_bill() -> dict[str, object]:
 
 @claim(LESSON, "over the committed tokens gives max|Δ| = {d:g}")
 def replay_is_exact() -> dict[str, object]:
-    worst = max(max(c.max_abs_output, c.max_abs_state) for c in replay_at_defaults().cases)
-    assert all(c.committed_untouched for c in replay_at_defaults().cases)
+    """Replay vs the recurrence over the committed tokens, compared here; and a replay here
+    leaves the committed state it started from as it was."""
+    cases = replay_at_defaults().cases
+    worst = max(max(max_abs(c.replay_outputs, c.reference_outputs),
+                    max_abs(c.replay_state, c.reference_state)) for c in cases)
+    d = defaults()
+    s0 = committed_state(d["heads"], d["dk"], d["dv"], getattr(torch, d["dtype"]))
+    before = s0.clone()
+    drafts = DraftProjections.from_random(1, d["draft_len"] + 1, d["heads"], d["dk"], d["dv"],
+                                          s0.dtype)
+    for n in range(d["draft_len"] + 1):
+        verify_and_replay(s0, drafts, n + 1)
+        assert torch.equal(s0, before), n
     return {"d": worst}
 
 
@@ -234,6 +252,9 @@ def conv_width() -> dict[str, object]:
 def conv_uncut() -> dict[str, object]:
     d = defaults()
     c = check_conv(d["draft_len"], d["accepted"])
-    assert c.history_exact and c.next_exact and d["accepted"] < d["draft_len"]
-    assert c.next_off_uncut > 0
-    return {"off": c.next_off_uncut}
+    assert d["accepted"] < d["draft_len"]
+    assert torch.equal(c.cut_history, c.committed_history)
+    assert torch.equal(c.next_cut, c.next_committed)
+    off = (c.next_uncut - c.next_committed).abs().max().item()
+    assert off > 0
+    return {"off": off}
