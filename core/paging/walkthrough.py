@@ -3,9 +3,10 @@
   page_growth     one PagedSequence grown token by token: pages in use by kind at every length
   prefill_state   the model's DecodeState after a prompt (the bytes the pages will hold)
   store_in_pages  that state written into a PagedSequence and read back: which physical page
-                  holds what (per layer), and the round trip's max |diff| (0: bit for bit)
+                  holds what (per layer), both states' tensors and the round trip's max |diff|
+                  (0: bit for bit)
   pack_roundtrip  every KDA layer's S packed in whole heads (pack_heads) and unpacked again:
-                  the head -> (page, offset) layout and the live max |diff|
+                  the head -> (page, offset) layout, both sides and the live max |diff|
   pages_crossover_tokens   where MLA pages overtake the KDA page groups (the ledger, in pages)
 
 Results are frozen records; tensors in them are copies the caller must not modify.
@@ -100,7 +101,13 @@ class StoredSequence:
     layer_kinds: tuple[str, ...]
     cells: tuple[PageCell, ...]  # layer by layer, in block / group order
     free_pages: int
-    max_abs_roundtrip: float  # DecodeState -> pages -> DecodeState, every layer
+    stored: tuple[torch.Tensor, ...]  # every layer's state tensors as written (MLA latent; S, conv)
+    read_back: tuple[torch.Tensor, ...]  # the same, read back from the pages
+
+    @property
+    def max_abs_roundtrip(self) -> float:
+        """DecodeState -> pages -> DecodeState, over every layer."""
+        return max(max_abs(a, b) for a, b in zip(self.stored, self.read_back, strict=True))
 
     def layer_cells(self, layer: int) -> tuple[PageCell, ...]:
         return tuple(c for c in self.cells if c.layer == layer)
@@ -122,8 +129,6 @@ def store_in_pages(dims: ModelDims, state: DecodeState, tokens_per_page: int,
     seq.allocate_state()
     seq.store(state)
     back = seq.load(list(state.tokens[0]))
-    diff = max(max_abs(a, b) for a, b in zip(_state_tensors(state), _state_tensors(back),
-                                             strict=True))
     cells: list[PageCell] = []
     heads, hp = geo.heads, geo.heads.pages
     mla = kda = 0
@@ -152,7 +157,9 @@ def store_in_pages(dims: ModelDims, state: DecodeState, tokens_per_page: int,
     pool.check()
     return StoredSequence(tokens=state.pos, tokens_per_page=tokens_per_page, pool_pages=pool_pages,
                           layer_kinds=dims.layer_kinds, cells=tuple(cells),
-                          free_pages=pool.num_free, max_abs_roundtrip=diff)
+                          free_pages=pool.num_free,
+                          stored=tuple(t.clone() for t in _state_tensors(state)),
+                          read_back=tuple(_state_tensors(back)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,10 +170,28 @@ class PackRoundTrip:
     layout: HeadLayout
     slots: tuple[tuple[int, int], ...]  # head -> (page within the group, byte offset)
     page_ids: tuple[int, ...]  # the physical pages of layer 0's group
-    layers: int
-    max_abs_diff: float  # over every layer, unpacked vs packed
-    bit_exact: bool  # every layer's bytes identical
-    state: torch.Tensor  # [H, K, V] layer 0's S as packed (in dtype)
+    packed: tuple[torch.Tensor, ...]  # [H, K, V] per KDA layer, as packed (in dtype)
+    unpacked: tuple[torch.Tensor, ...]  # [H, K, V] per KDA layer, unpacked from the pages
+
+    @property
+    def layers(self) -> int:
+        return len(self.packed)
+
+    @property
+    def state(self) -> torch.Tensor:
+        """[H, K, V] layer 0's S as packed (the one drawn)."""
+        return self.packed[0]
+
+    @property
+    def max_abs_diff(self) -> float:
+        """Over every layer, unpacked vs packed."""
+        return max(max_abs(a, b) for a, b in zip(self.packed, self.unpacked, strict=True))
+
+    @property
+    def bit_exact(self) -> bool:
+        """Every layer's bytes identical."""
+        return all(torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+                   for a, b in zip(self.packed, self.unpacked, strict=True))
 
     @property
     def no_split_head(self) -> bool:
@@ -188,13 +213,10 @@ def pack_roundtrip(states: list[torch.Tensor], page_bytes: int, dtype: str) -> P
     for g, x in zip(groups, xs, strict=True):
         pack_heads(pool, g, x)
     backs = [unpack_heads(pool, g, H, K, V, dt) for g in groups]
-    diff = max(max_abs(a, b) for a, b in zip(xs, backs, strict=True))
-    exact = all(torch.equal(a.view(torch.uint8), b.view(torch.uint8))
-                for a, b in zip(xs, backs, strict=True))
     pool.check()
     return PackRoundTrip(dtype=dtype, layout=layout, slots=tuple(layout.where(h) for h in range(H)),
-                         page_ids=tuple(groups[0]), layers=len(xs), max_abs_diff=diff,
-                         bit_exact=exact, state=xs[0].clone())
+                         page_ids=tuple(groups[0]), packed=tuple(x.clone() for x in xs),
+                         unpacked=tuple(backs))
 
 
 def pages_crossover_tokens(geo: PagedGeometry) -> int:
