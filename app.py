@@ -24,7 +24,6 @@ import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from tabs.body_limit import MAX_BODY_BYTES, BodyLimit  # noqa: E402
-from tabs.clamp import PAGE_LIB as CLAMP_LIB  # noqa: E402
 from tabs.figure import render_png  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
@@ -56,84 +55,27 @@ def build_app() -> gr.Blocks:
         toggle = gr.Checkbox(False, label="Presentation mode: projector-sized figure text "
                              "(this browser only; or open a link with ?present=1)",
                              elem_id="present-toggle", container=False)
+        presenting = gr.State(False)  # the toggle's value, for the Serve run (not an API input)
         note = gr.Markdown(visible=False, elem_id="share-note")
         built = []
         with gr.Tabs() as tabs:
             for tab in REGISTRY:
                 with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
-                    built.append(build_tab(tab))
-        wire_page_load(demo, tabs, note, built, toggle)
+                    built.append(build_tab(tab, toggle, presenting))
+        wire_page_load(demo, tabs, note, built, toggle, presenting)
     return demo
 
 
 def launch_kwargs() -> dict:
     # show_error: a malformed API call (e.g. missing fields) gets Gradio's own message, not null.
-    # js: the lab pins the light theme on purpose: its figures are drawn on white with the
-    # role palette, and a dark page around white figures (or dark figures in a light export)
-    # would make one of the two hard to read on a projector.
-    # js also makes slider keys redraw, cleans figures' alt text and defines the sliders'
-    # clamp (tabs/clamp.py); head: presentation mode's page rules (assets/present.css),
-    # unscoped.
+    # head_paths: the page's script (assets/lab_head.html: the pinned light theme, slider keys,
+    # alt text, what the page load calls); head: presentation mode's page rules
+    # (assets/present.css), unscoped.
     # app_kwargs: every request body is bounded (tabs/body_limit.py); the lab takes no uploads.
     return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": [],
-            "show_error": True, "js": PAGE_JS,
+            "show_error": True, "head_paths": [ASSETS / "lab_head.html"],
             "head": f"<style>{(ASSETS / 'present.css').read_text(encoding='utf-8')}</style>",
             "app_kwargs": {"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)]}}
-
-
-PIN_LIGHT = """() => {
-  // Only when set: even a no-op remove() rewrites the class attribute, which would wake this
-  // observer again, forever, once anything else (presentation mode) touches the body's class.
-  const light = () => document.body.classList.contains('dark')
-    && document.body.classList.remove('dark');
-  light();
-  new MutationObserver(light).observe(document.body, {attributes: true,
-                                                      attributeFilter: ['class']});
-}"""
-
-# Gradio's slider sends `release` only on pointer-up and when its number box loses focus:
-# arrow, Page and Home/End keys on the slider or its box (on key-up, so a held key redraws
-# once), and Enter in the box (it leaves the box, as a click elsewhere would), send it too.
-SLIDER_KEYS = """() => {
-  const KEYS = new Set(['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'PageUp',
-                        'PageDown', 'Home', 'End']);
-  const slider = (t) => t instanceof HTMLInputElement
-    && /^(range slider|number input) for /.test(t.getAttribute('aria-label') || '');
-  document.addEventListener('keyup', (e) => {
-    if (KEYS.has(e.key) && slider(e.target))
-      e.target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true}));
-  }, true);
-  document.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && slider(e.target) && e.target.type === 'number') {
-      e.preventDefault();
-      e.target.blur();
-    }
-  }, true);
-}"""
-
-# A figure's alt text reaches its img through Gradio's matplotlib view, which appends a
-# generic tail to it (tabs/ui_draw.py AltPlotData); the tail is dropped here.
-ALT_TAIL = """() => {
-  const TAIL = ' plot visualising provided data';
-  const fix = (img) => {
-    const alt = img.getAttribute('alt') || '';
-    if (alt.endsWith(TAIL)) img.setAttribute('alt', alt.slice(0, -TAIL.length));
-  };
-  new MutationObserver((records) => {
-    for (const r of records) {
-      if (r.target.tagName === 'IMG') fix(r.target);
-      for (const n of r.addedNodes || [])
-        if (n.querySelectorAll) {
-          if (n.tagName === 'IMG') fix(n);
-          n.querySelectorAll('img').forEach(fix);
-        }
-    }
-  }).observe(document.body, {subtree: true, childList: true, attributes: true,
-                             attributeFilter: ['alt']});
-}"""
-
-PAGE_JS = "() => {" + "".join(f"({js})();" for js in (PIN_LIGHT, SLIDER_KEYS, ALT_TAIL,
-                                                        CLAMP_LIB)) + "}"
 
 
 def export(out_dir: Path, only: str | None = None, sheet: bool = False) -> list[Path]:

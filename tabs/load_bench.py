@@ -1,8 +1,18 @@
-"""Load benchmark: `python -m tabs.load_bench` starts the lab on 127.0.0.1 and runs N
-concurrent gradio_client sessions (default 20), each making M random valid figure calls
-(default 10) across every tab: values drawn from each control's default, demo and presets.
-Prints errors (target 0), P50 / P95 latency over all calls, and per session the median, so a
-starved session shows (fair queueing: the slowest session's median near the others')."""
+"""Load benchmark: `python -m tabs.load_bench` serves the lab on 127.0.0.1 and drives it with
+concurrent gradio_client sessions, in two scenarios, each on a fresh server (an empty render
+cache) whose once-only sweeps are already computed (tabs/warm.py):
+
+  class   a room following its lecturer: --class-sessions (30) sessions step through every
+          tab's presets in registry order, calling each figure of the tab at each preset, each
+          session --lag seconds (0.5) behind the one before. Target: P95 <= 1 s per call.
+  random  --sessions (20) sessions making --calls (10) random valid figure calls each across
+          every tab (defaults, a preset, or one control at its demo value). Target: no session
+          starves (per-session medians within 2x of each other).
+
+Printed per scenario: errors (target 0), P50 / P95 latency over all calls, per-session
+medians, and the render cache's hits and misses. Then, in process: for every figure at its
+defaults, a render against a cache hit (median of 5 hits; target: a hit <= 5% of the render).
+"""
 
 from __future__ import annotations
 
@@ -11,9 +21,12 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from tabs.registry import REGISTRY
+from tabs.registry import REGISTRY, all_figures
+
+Call = tuple[str, list[object]]  # (api name, positional values)
 
 
 def _values(tab, rng: random.Random) -> dict[str, object]:
@@ -30,58 +43,139 @@ def _values(tab, rng: random.Random) -> dict[str, object]:
     return values
 
 
-def session(url: str, seed: int, calls: int) -> tuple[list[float], list[str]]:
+def random_calls(seed: int, calls: int) -> list[Call]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(calls):
+        tab = rng.choice(REGISTRY)
+        fig = rng.choice(tab.figures)
+        values = _values(tab, rng)
+        out.append((fig.name, [values[p] for p in fig.params]))
+    return out
+
+
+def lecture_calls() -> list[Call]:
+    """Every tab's presets in registry order, every figure of the tab at each."""
+    out = []
+    for tab in REGISTRY:
+        for preset in tab.presets:
+            values = {**tab.defaults(), **preset.values}
+            out += [(f.name, [values[p] for p in f.params]) for f in tab.figures]
+    return out
+
+
+def session(url: str, calls: list[Call], delay_s: float = 0.0
+            ) -> tuple[list[float], list[str]]:
     from gradio_client import Client
 
-    rng = random.Random(seed)
+    time.sleep(delay_s)
     client = Client(url, verbose=False)
     times, errors = [], []
     try:
-        for _ in range(calls):
-            tab = rng.choice(REGISTRY)
-            fig = rng.choice(tab.figures)
-            values = _values(tab, rng)
+        for name, values in calls:
             t0 = time.perf_counter()
             try:
-                client.predict(*[values[p] for p in fig.params], api_name=f"/{fig.name}")
+                client.predict(*values, api_name=f"/{name}")
             except Exception as e:  # noqa: BLE001 (counted and printed, never hidden)
-                errors.append(f"{fig.name}: {type(e).__name__}: {e}")
+                errors.append(f"{name}: {type(e).__name__}: {e}")
             times.append(time.perf_counter() - t0)
     finally:
         client.close()
     return times, errors
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sessions", type=int, default=20)
-    ap.add_argument("--calls", type=int, default=10)
-    a = ap.parse_args(argv)
-    if not 1 <= a.sessions <= 100 or not 1 <= a.calls <= 100:
-        ap.error(f"--sessions and --calls must be in [1, 100], got {a.sessions}, {a.calls}")
+def run_scenario(name: str, plans: list[tuple[list[Call], float]]) -> tuple[str, list]:
+    """Serve a fresh lab (empty render cache), run every plan as a session at once."""
     from app import build_app, launch_kwargs
+    from tabs.render_cache import RENDERS
 
+    RENDERS.clear()
+    before = RENDERS.stats()
     demo = build_app()
     _, url, _ = demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True,
                             **launch_kwargs())
     try:
         t0 = time.perf_counter()
-        with ThreadPoolExecutor(a.sessions) as pool:
-            runs = list(pool.map(lambda s: session(url, s, a.calls), range(a.sessions)))
+        with ThreadPoolExecutor(len(plans)) as pool:
+            runs = list(pool.map(lambda p: session(url, *p), plans))
         wall = time.perf_counter() - t0
     finally:
         demo.close()
+    after = RENDERS.stats()
     times = sorted(t for ts, _ in runs for t in ts)
     errors = [e for _, es in runs for e in es]
     medians = sorted(statistics.median(ts) for ts, _ in runs)
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
-    print(f"{a.sessions} sessions x {a.calls} calls in {wall:.1f} s: errors {len(errors)}, "
-          f"P50 {statistics.median(times):.2f} s, P95 {p95:.2f} s; per-session medians "
-          f"{medians[0]:.2f}-{medians[-1]:.2f} s")
-    for e in errors[:10]:
-        print("  error:", e)
-    return 1 if errors else 0
+    line = (f"{name}: {len(plans)} sessions, {len(times)} calls in {wall:.1f} s: errors "
+            f"{len(errors)}, P50 {statistics.median(times):.3f} s, P95 {p95:.3f} s; per-session "
+            f"medians {medians[0]:.3f}-{medians[-1]:.3f} s ({medians[-1] / medians[0]:.2f}x); "
+            f"render cache {after.hits - before.hits} hits, {after.misses - before.misses} "
+            f"renders, {after.joins - before.joins} joined a render in flight")
+    return line, errors
+
+
+def hit_against_render(repeat: int = 5) -> list[tuple[str, float, float]]:
+    """(figure, render s, hit s) at the defaults, measured in this process."""
+    from tabs.render_cache import RENDERS, render_now, rendered
+    from tabs.spec import validated
+
+    out = []
+    for tab, fig in all_figures():
+        params = validated(fig.params, tab, None)
+        t0 = time.perf_counter()
+        render_now(fig, params, False)
+        render_s = time.perf_counter() - t0
+        rendered(fig, tab)  # cached now
+        hits = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            rendered(fig, tab)
+            hits.append(time.perf_counter() - t0)
+        out.append((fig.name, render_s, statistics.median(hits)))
+    RENDERS.clear()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenario", choices=("both", "class", "random"), default="both")
+    ap.add_argument("--sessions", type=int, default=20, help="random: sessions (20)")
+    ap.add_argument("--calls", type=int, default=10, help="random: calls per session (10)")
+    ap.add_argument("--class-sessions", type=int, default=30, help="class: sessions (30)")
+    ap.add_argument("--lag", type=float, default=0.5, help="class: seconds between sessions")
+    a = ap.parse_args(argv)
+    for flag, v in (("--sessions", a.sessions), ("--calls", a.calls),
+                    ("--class-sessions", a.class_sessions)):
+        if not 1 <= v <= 100:
+            ap.error(f"{flag} must be in [1, 100], got {v}")
+    if not 0 <= a.lag <= 10:
+        ap.error(f"--lag must be in [0, 10] seconds, got {a.lag}")
+    from tabs.warm import warm_all
+
+    warm_all()  # the once-only sweeps: both scenarios start from a warmed server
+    scenarios: list[tuple[str, Callable[[], list[tuple[list[Call], float]]]]] = []
+    if a.scenario in ("both", "class"):
+        lecture = lecture_calls()
+        scenarios.append(("class", lambda: [(lecture, i * a.lag)
+                                            for i in range(a.class_sessions)]))
+    if a.scenario in ("both", "random"):
+        scenarios.append(("random", lambda: [(random_calls(s, a.calls), 0.0)
+                                             for s in range(a.sessions)]))
+    failed = False
+    for name, plans in scenarios:
+        line, errors = run_scenario(name, plans())
+        print(line, flush=True)
+        for e in errors[:10]:
+            print("  error:", e)
+        failed |= bool(errors)
+    rows = hit_against_render()
+    worst = max(rows, key=lambda r: r[2] / r[1])
+    print(f"cache hit vs render at the defaults, {len(rows)} figures: worst "
+          f"{worst[0]} {worst[2] * 1e3:.2f} ms vs {worst[1] * 1e3:.0f} ms "
+          f"({worst[2] / worst[1]:.2%}; target <= 5%); median hit "
+          f"{statistics.median(r[2] for r in rows) * 1e3:.3f} ms")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -185,22 +185,24 @@ def render(
     fig: FigureSpec, tab: TabSpec, values: Mapping[str, object] | None = None
 ) -> FigureResult:
     """Validate values (defaults for missing ones) against the tab's controls, then draw."""
-    return fig.fn(**_params(fig.params, tab, values))
+    return fig.fn(**validated(fig.params, tab, values))
 
 
 def render_live(live: LiveSpec, tab: TabSpec, values: Mapping[str, object] | None = None,
                 progress: Progress = no_progress) -> str:
     """Validate values like render() does, then measure: Markdown, different on every call."""
-    return live.fn(**_params(live.params, tab, values), progress=progress)
+    return live.fn(**validated(live.params, tab, values), progress=progress)
 
 
 def run_params(tab: TabSpec, values: Mapping[str, object] | None = None) -> dict[str, object]:
     """The run's parameters, validated like render()'s (defaults for missing ones)."""
     assert tab.run is not None
-    return _params(tab.run.params, tab, values)
+    return validated(tab.run.params, tab, values)
 
 
-def _params(names: tuple[str, ...], tab: TabSpec,
-            values: Mapping[str, object] | None) -> dict[str, object]:
+def validated(names: tuple[str, ...], tab: TabSpec,
+              values: Mapping[str, object] | None) -> dict[str, object]:
+    """The named parameters' values, validated against the tab's controls (defaults for the
+    missing ones); ParamError names a bad one."""
     merged = {**tab.defaults(), **(values or {})}
     return validate_all(tab.controls, {p: merged[p] for p in names})

@@ -3,35 +3,25 @@
 # No `from __future__ import annotations` here: Gradio evaluates every event handler's type
 # hints when the app is built, and string annotations made that ~0.1 s of startup.
 
-import json
+import time
 from dataclasses import dataclass
 
 import gradio as gr
 from gradio.context import get_render_context
 
 from core.errors import ParamError
-from tabs import opening
 from tabs.controls import Check, Control, Slider, Text, elem_id
+from tabs.figure import presenting
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.metrics import to_markdown
-from tabs.present import drawing
-from tabs.spec import LiveSpec, RunSpec, TabSpec, render, render_live, run_params
-from tabs.ui_draw import _handler, control_updates, draw_all, plot_data, served, title_markdown
-from tabs.ui_wire import OPTIONS, wire_controls, wire_figures
-
-__all__ = ["BuiltTab", "_handler", "build_tab", "draw_all", "plot_data"]
+from tabs.spec import LiveSpec, RunSpec, TabSpec, render_live, run_params
+from tabs.ui_draw import Drawn, TabParts, served_result, title_markdown
+from tabs.ui_wire import wire_api, wire_draw
 
 NOT_MEASURED = ("Not measured yet: times depend on this machine and on what else it runs, so "
                 "they are taken only when you press “Measure on this machine” (a few seconds).")
 STALE = ("The controls have moved since this was measured: the table is for the settings it "
          "names. Press “Measure on this machine” for the current ones.")
-# Shows the stale note once the panel holds a measurement (browser only, nothing queued).
-STALE_JS = """() => {
-  const panel = document.querySelector(PANEL);
-  const measured = panel && !panel.innerText.trim().startsWith(UNMEASURED);
-  return measured ? {__type__: 'update', visible: true} : {__type__: 'update'};
-}"""
-HIDE_JS = "() => ({__type__: 'update', visible: false})"
 
 
 def _component(c: Control, tab: TabSpec) -> gr.components.Component:
@@ -64,7 +54,7 @@ def _controls(tab: TabSpec) -> dict[str, gr.components.Component]:
     return {c.name: made[c.name] for c in tab.controls}
 
 
-def _live_handler(live: LiveSpec, tab: TabSpec):
+def live_handler(live: LiveSpec, tab: TabSpec):
     """The measurement, with Gradio's progress bar over the panel (round by round)."""
 
     def handle(progress=gr.Progress(), *values: object):  # noqa: B008 (Gradio's own idiom)
@@ -80,9 +70,9 @@ def _live_handler(live: LiveSpec, tab: TabSpec):
     return handle
 
 
-def _run_handler(run: RunSpec, tab: TabSpec):
+def run_handler(run: RunSpec, tab: TabSpec):
     """Streams (session, text, then plot and table per figure, then the live panel)."""
-    def handle(request: gr.Request | None, session: object, *values: object):
+    def handle(session: object, present: bool, *values: object):
         try:
             params = run_params(tab, dict(zip(run.params, values, strict=True)))
             if session is None:
@@ -93,96 +83,107 @@ def _run_handler(run: RunSpec, tab: TabSpec):
         for snap in snapshots:
             out: list[object] = [session, run.text(snap)]
             for fig in tab.figures:
-                with drawing(request):  # per snapshot: the generator may resume elsewhere
+                with presenting(bool(present)):  # per snapshot: the generator may resume elsewhere
                     result = run.draws[fig.name](snap)
-                    out += [served(fig, result), to_markdown(result.metrics)]
+                    out += [served_result(fig, result), to_markdown(result.metrics)]
             yield [*out, run.live(snap)]
 
     handle.__name__ = run.name
     return handle
 
 
-def _build_run(run: RunSpec, tab: TabSpec, comps: dict, outputs: dict, text: gr.Markdown,
-               live: gr.Markdown, go: gr.Button, stop: gr.Button) -> None:
+def _build_run(run: RunSpec, parts: TabParts, present: gr.State, live: gr.Markdown,
+               go: gr.Button, stop: gr.Button) -> None:
     """Generate streams snapshots into the text, figures and live panel; Stop cancels it (the
     engine retires the request as the generator closes). State is per browser session."""
     state = gr.State(None, time_to_live=900, delete_callback=run.close)
-    flat = [x for f in tab.figures for x in outputs[f.name][:2]]
-    event = go.click(_run_handler(run, tab), inputs=[state, *[comps[p] for p in run.params]],
-                     outputs=[state, text, *flat, live], api_name=run.name,
+    flat = [x for f in parts.tab.figures for x in parts.figures[f.name][:2]]
+    event = go.click(run_handler(run, parts.tab),
+                     inputs=[state, present, *[parts.comps[p] for p in run.params]],
+                     outputs=[state, parts.run_text, *flat, live], api_name=run.name,
                      concurrency_limit=2, concurrency_id="run", show_progress="minimal",
                      preprocess=False)
     stop.click(None, None, None, cancels=[event], api_visibility="private", queue=False)
 
 
-def _open_run_text(run: RunSpec, tab: TabSpec):
-    def handle(request: gr.Request | None, *values: object) -> str:
-        if opening.select_skips(request, tab.id, "run"):  # the page load draws this tab
-            return gr.skip()
-        try:
-            return run.text(run.final(**run_params(tab, dict(zip(run.params, values,
-                                                                  strict=True)))))
-        except ParamError as e:
-            raise gr.Error(str(e)) from None
-
-    return handle
-
-
-def _build_live(live: LiveSpec, tab: TabSpec, comps: dict) -> None:
+def _build_live(live: LiveSpec, tab: TabSpec, comps: dict) -> tuple[gr.Markdown, gr.State]:
     """A Markdown panel filled by its own endpoint, only when the student presses "Measure on
     this machine": a measurement takes seconds (rounds shown on a progress bar) and no slider
-    should wait for it. Once measured, moving a control it reads shows a note that the panel
-    is for the settings it names (a browser-only event: no server work, no queue)."""
+    should wait for it. Once measured, a draw for other values of the controls it reads shows
+    a note that the panel is for the settings it names (tabs/ui_draw.py)."""
     gr.Markdown(f"#### {live.title}", elem_classes=["figure-title"])
     text = gr.Markdown(NOT_MEASURED, elem_id=f"{live.name}-live")
     stale = gr.Markdown(STALE, visible=False, elem_id=f"{live.name}-stale",
                         elem_classes=["clamp-note"])
+    measured = gr.State(None)
     go = gr.Button("Measure on this machine", size="sm", elem_id=f"{live.name}-button")
-    go.click(_live_handler(live, tab), inputs=[comps[p] for p in live.params],
-             outputs=[text], api_name=live.name, trigger_mode="always_last",
-             show_progress="full", concurrency_limit=1, concurrency_id="live", preprocess=False)
-    go.click(None, None, [stale], js=HIDE_JS, queue=False, show_progress="hidden",
-             api_visibility="private")
-    shows = STALE_JS.replace("PANEL", json.dumps(f"#{live.name}-live")).replace(
-        "UNMEASURED", json.dumps(NOT_MEASURED.split(":")[0]))
-    for p in live.params:
-        comps[p].change(None, None, [stale], js=shows, queue=False, show_progress="hidden",
-                        api_visibility="private")
+    inputs = [comps[p] for p in live.params]
+    go.click(live_handler(live, tab), inputs=inputs, outputs=[text], api_name=live.name,
+             trigger_mode="always_last", show_progress="full", concurrency_limit=1,
+             concurrency_id="live", preprocess=False)
+
+    def measuring(*values: object) -> dict:  # the values the panel is measured for
+        return {measured: dict(zip(live.params, values, strict=True)),
+                stale: gr.update(visible=False)}
+
+    go.click(measuring, inputs=inputs, outputs=[measured, stale], queue=False,
+             show_progress="hidden", preprocess=False, api_visibility="private")
+    return stale, measured
 
 
 @dataclass(frozen=True)
 class BuiltTab:
-    """The components of one built tab, for app-level wiring (share links, page load)."""
+    """A built tab: its parts (for the page load's link restore) and its kick."""
 
-    tab: TabSpec
-    comps: dict[str, gr.components.Component]
-    outputs: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]]  # plot, metrics, title
-    run_text: gr.Markdown | None
-    note: gr.Markdown  # the clamp note under the controls
+    parts: TabParts
+    kick: gr.Number  # a new value redraws the tab for the values the page shows
+
+    @property
+    def tab(self) -> TabSpec:
+        return self.parts.tab
+
+    @property
+    def comps(self) -> dict[str, gr.components.Component]:
+        return self.parts.comps
 
 
-def _hidden_note() -> dict:
-    return gr.update(value="", visible=False)
+def kick_value() -> float:
+    """A value the tab's kick number has not held before (its change draws the tab)."""
+    return float(time.monotonic_ns() % (1 << 52))
 
 
-def _reset_handler(tab: TabSpec):
-    def handle(request: gr.Request) -> list[object]:
-        d = tab.defaults()
-        return [*control_updates(tab, d), _hidden_note(), *draw_all(tab, d, request)]
+def control_updates(tab: TabSpec, values: dict[str, object]) -> dict[str, dict]:
+    """gr.update per control name setting values (a linked slider's maximum follows its
+    source)."""
+    return {c.name: gr.update(value=values[c.name], maximum=c.max_given(values[c.max_from]))
+            if isinstance(c, Slider) and c.max_from else gr.update(value=values[c.name])
+            for c in tab.controls}
+
+
+def _set_values(parts: TabParts, kick: gr.Number, values: dict[str, object]) -> dict:
+    ups = control_updates(parts.tab, values)
+    return {**{parts.comps[n]: u for n, u in ups.items()}, kick: kick_value()}
+
+
+def _reset_handler(parts: TabParts, kick: gr.Number):
+    def handle() -> dict:
+        out = _set_values(parts, kick, parts.tab.defaults())
+        if parts.preset is not None:
+            out |= {parts.preset: gr.update(value=None), parts.why: ""}
+        return out
 
     return handle
 
 
-def _preset_handler(tab: TabSpec):
-    by_name = {p.name: p for p in tab.presets}
+def _preset_handler(parts: TabParts, kick: gr.Number):
+    by_name = {p.name: p for p in parts.tab.presets}
 
-    def handle(name: str | None, request: gr.Request) -> list[object]:
+    def handle(name: object) -> dict:
         preset = by_name.get(name) if isinstance(name, str) else None
         if preset is None:
-            return [gr.skip()] * (2 + len(tab.controls) + 3 * len(tab.figures))
-        values = {**tab.defaults(), **preset.values}
-        return [f"*{preset.why}*", *control_updates(tab, values), _hidden_note(),
-                *draw_all(tab, values, request)]
+            return {parts.why: ""}
+        out = _set_values(parts, kick, {**parts.tab.defaults(), **preset.values})
+        return out | {parts.why: f"*{preset.why}*"}
 
     return handle
 
@@ -201,29 +202,28 @@ def _link_handler(tab: TabSpec):
     return handle
 
 
-def _figure(fig, tab: TabSpec, drawn: bool) -> tuple[gr.Plot, gr.Markdown, gr.Markdown]:
-    result = render(fig, tab) if drawn else None
+def _figure(fig) -> tuple[gr.Plot, gr.Markdown, gr.Markdown]:
     title = gr.Markdown(title_markdown(fig), elem_classes=["figure-title"],
                         elem_id=f"{fig.name}-title")
-    plot = gr.Plot(value=None if result is None else served(fig, result), format="png",
-                   label=fig.title, show_label=False, elem_id=f"{fig.name}-plot")
+    plot = gr.Plot(value=None, format="png", label=fig.title, show_label=False,
+                   elem_id=f"{fig.name}-plot")
     with gr.Accordion("Numbers on this figure", open=False):
-        table = gr.Markdown("Drawn when the tab opens." if result is None
-                            else to_markdown(result.metrics), elem_id=f"{fig.name}-metrics")
+        table = gr.Markdown("Drawn when the tab opens.", elem_id=f"{fig.name}-metrics")
     return plot, table, title
 
 
-def build_tab(tab: TabSpec) -> BuiltTab:
-    """Lay out the lesson, controls, Predict card, figures and metrics inside the current gr.Tab.
-
-    Figures are drawn when the tab opens (its select event; the page's load draws the tab it
-    opens on, tabs/shell.py), not while the app is built: startup then costs no figure at all.
-    Built outside a gr.Tab, the default figures are drawn at once.
-    """
-    outputs: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]] = {}
+def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None = None
+              ) -> BuiltTab:
+    """Lay out the lesson, controls, Predict card, figures and metrics inside the current gr.Tab
+    and wire its events. Figures are drawn when the tab opens (its select event), not while
+    the app is built: startup costs no figure at all. `present` is the page's presentation
+    toggle (an input of every draw); `present_state` mirrors it in the session's state for the
+    Serve run, whose API takes no presentation flag."""
+    figures: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]] = {}
     opened = get_render_context()  # the enclosing gr.Tab: its select event draws the tab
     on_open = [opened.select] if isinstance(opened, gr.Tab) else []
     card, lesson = tab.lesson_parts()
+    preset = why = run_text = stale = measured = None
     with gr.Row(equal_height=False, elem_classes=["lab-row"]):
         with gr.Column(scale=1, min_width=300, elem_classes=["lab-controls"]):
             if tab.presets:
@@ -251,34 +251,32 @@ def build_tab(tab: TabSpec) -> BuiltTab:
             if card:
                 gr.Markdown(card, elem_classes=["predict-card"], elem_id=f"{tab.id}-predict")
             if tab.run is not None:
-                run_text = gr.Markdown(
-                    "Served when the tab opens." if on_open
-                    else tab.run.text(tab.run.final(**run_params(tab))),
-                    elem_id=f"{tab.run.name}-text", elem_classes=["run-text"])
+                run_text = gr.Markdown("Served when the tab opens.",
+                                       elem_id=f"{tab.run.name}-text", elem_classes=["run-text"])
             for fig in tab.figures:
-                outputs[fig.name] = _figure(fig, tab, drawn=not on_open)
+                figures[fig.name] = _figure(fig)
             if tab.live is not None:
-                _build_live(tab.live, tab, comps)
+                stale, measured = _build_live(tab.live, tab, comps)
             if tab.run is not None:
                 gr.Markdown("#### Measured on this machine (never on a figure)",
                             elem_classes=["figure-title"])
                 run_live = gr.Markdown("Measured when you generate.",
                                        elem_id=f"{tab.run.name}-live")
-    flat = [x for f in tab.figures for x in outputs[f.name]]
+    kick = gr.Number(visible="hidden", elem_id=f"{tab.id}-draw", container=False)
+    drawn = gr.State(Drawn())
+    parts = TabParts(tab=tab, comps=comps, figures=figures, note=note, drawn=drawn,
+                     preset=preset, why=why, run_text=run_text, stale=stale, measured=measured)
     controls = list(comps.values())
-    reset.click(_reset_handler(tab), None, [*controls, note, *flat], api_visibility="private",
-                **{**OPTIONS, "preprocess": True})
-    if tab.presets:
-        preset.input(_preset_handler(tab), [preset], [why, *controls, note, *flat],
-                     api_visibility="private", **{**OPTIONS, "preprocess": True})
-    link.click(_link_handler(tab), controls, [link_box], api_visibility="private",
-               preprocess=False, queue=False)
+    quick = dict(api_visibility="private", queue=False, show_progress="hidden",
+                 preprocess=False)
+    set_outputs = [*controls, kick, *(x for x in (preset, why) if x is not None)]
+    reset.click(_reset_handler(parts, kick), None, set_outputs, **quick)
+    if preset is not None:
+        preset.input(_preset_handler(parts, kick), [preset], set_outputs, **quick)
+    link.click(_link_handler(tab), controls, [link_box], **quick)
     if tab.run is not None:
-        _build_run(tab.run, tab, comps, outputs, run_text, run_live, go, stop)
-        if on_open:
-            gr.on(on_open, _open_run_text(tab.run, tab),
-                  inputs=[comps[p] for p in tab.run.params], outputs=[run_text],
-                  api_visibility="private", preprocess=False, show_progress="hidden")
-    wire_figures(tab, comps, outputs, on_open)
-    wire_controls(tab, comps, outputs, note)
-    return BuiltTab(tab, comps, outputs, run_text if tab.run is not None else None, note)
+        _build_run(tab.run, parts, present_state if present_state is not None else gr.State(False),
+                   run_live, go, stop)
+    wire_api(parts)
+    wire_draw(parts, present, on_open, kick)
+    return BuiltTab(parts=parts, kick=kick)

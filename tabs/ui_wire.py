@@ -1,14 +1,19 @@
-"""A tab's events: each figure's API endpoint, the draws when the tab opens, and what moving a
-control does.
+"""A tab's events: each figure's API endpoint, and the one draw event behind every control.
 
-Moving a slider (release: a drag let go, the arrow keys or Enter in its box, see app.py
-PAGE_JS) first runs the clamp step, in the browser (tabs/clamp.py): a typed value outside the
-slider's range (or its linked maximum) is set to the nearest allowed value, visibly, with a
-note saying so, and the sliders that follow it move with it. Only then do the figures redraw,
-all from the values now on the page, so no figure can be drawn for a value another one
-refused. The figure the control moves most draws first; the rest follow it. Figure endpoints
-for the API (gradio_client, raw HTTP) are separate events with no trigger on the page: they
-still reject a bad value with an error naming the parameter.
+The draw event (tabs/ui_draw.py tab_draw) has every way a tab's figures can need drawing as its
+triggers: the tab's select (a student opens it), its hidden kick number's change (a preset,
+Reset, a shared link or presentation mode set values: tabs/ui.py, tabs/shell.py), every
+slider's release (a drag let go, the arrow keys or Enter in its box: assets/lab.js) and every
+choice's and check's input. One event, trigger_mode="always_last": Gradio's page runs a
+session's draws of one tab one at a time, and of the triggers that arrive while one runs it
+keeps only the last, run when that one ends, with the values the page shows then. That is
+what "the newest values win" needs, with no bookkeeping of ours. A run tab (Serve) redraws on
+its select and kick only: its controls wait for the Generate button.
+
+Concurrency limits are process-wide: DRAWS_PER_TAB draws of one tab run at once for the whole
+class (the render cache answers repeats in milliseconds), each tab its own group so a slow tab
+never holds up another. API endpoints (gradio_client, raw HTTP: one per figure, no page
+trigger) reject a bad value with an error naming the parameter.
 """
 
 # No `from __future__ import annotations` here: Gradio evaluates every event handler's type
@@ -16,76 +21,40 @@ still reject a bad value with an error naming the parameter.
 
 import gradio as gr
 
-from tabs import opening
-from tabs.clamp import clamp_js
-from tabs.controls import Slider, elem_id
-from tabs.spec import TabSpec
-from tabs.ui_draw import _drawers, _handler, union_params
+from tabs.controls import Check, Choice, Slider
+from tabs.ui_draw import TabParts, api_handler, tab_draw
 
-OPTIONS = dict(
-    trigger_mode="always_last",
-    show_progress="minimal",
-    concurrency_limit=2,
-    concurrency_id="figures",
-    preprocess=False,  # raw values: our validation names the parameter and its range
-)
-PRIVATE = dict(api_visibility="private", **OPTIONS)
+DRAWS_PER_TAB = 2
+API = dict(trigger_mode="always_last", show_progress="minimal", concurrency_limit=2,
+           concurrency_id="api",
+           preprocess=False)  # raw values: our validation names the parameter and its range
 
 
-def wire_figures(tab: TabSpec, comps: dict, outputs: dict, on_open: list) -> None:
-    """Each figure's API endpoint (plot, table; no page trigger) and the tab's draw on open
-    (one event filling in figure by figure)."""
-    for fig in tab.figures:
-        inputs = [comps[p] for p in fig.params]
-        plot, table, _ = outputs[fig.name]
-        gr.on([], _handler(fig, tab), inputs=inputs, outputs=[plot, table], api_name=fig.name,
-              **OPTIONS)
-    if on_open:
-        _on_figures(on_open, tab.figures, tab, comps, outputs)
+def wire_api(parts: TabParts) -> None:
+    """Each figure's API endpoint (plot, table), with no trigger on the page."""
+    for fig in parts.tab.figures:
+        plot, table, _ = parts.figures[fig.name]
+        gr.on([], api_handler(fig, parts.tab), inputs=[parts.comps[p] for p in fig.params],
+              outputs=[plot, table], api_name=fig.name, **API)
 
 
-def _on_figures(triggers: list, figs: tuple, tab: TabSpec, comps: dict, outputs: dict):
-    """One private event drawing figs in order (each shown as soon as it is drawn), unless the
-    page load is drawing this tab for a shared link (tabs/opening.py)."""
-    draw = _drawers(figs, tab)
-
-    def opened(request: gr.Request | None, *values: object):
-        if opening.select_skips(request, tab.id):
-            yield [gr.skip()] * (3 * len(figs))
-            return
-        yield from draw(request, *values)
-
-    opened.__name__ = f"{tab.id}_opened"
-    return gr.on(triggers, opened, inputs=[comps[p] for p in union_params(figs)],
-                 outputs=[x for f in figs for x in outputs[f.name]], **PRIVATE)
+def triggers(parts: TabParts, opened: list, kick: gr.Number) -> list:
+    """What draws the tab: its select, its kick, and (but on a run tab) its controls."""
+    out = [*opened, kick.change]
+    if parts.tab.run is None:
+        for c in parts.tab.controls:
+            comp = parts.comps[c.name]
+            if isinstance(c, Slider):
+                out.append(comp.release)
+            elif isinstance(c, Choice | Check):
+                out.append(comp.input)
+    return out
 
 
-def _clamp_step(tab: TabSpec, c: Slider, comps: dict, note: gr.Markdown):
-    """The slider's release: the clamp (tabs/clamp.py), in the browser."""
-    source = tab.control(c.max_from) if c.max_from else None
-    followers = tab.followers(c.name)
-    inputs = [comps[c.name], *([comps[source.name]] if source else []),
-              *(comps[d.name] for d in followers)]
-    js = clamp_js(c, source, followers, tuple(elem_id(tab.id, d.name) for d in followers))
-    return comps[c.name].release(
-        None, inputs=inputs, outputs=[comps[c.name], *(comps[d.name] for d in followers), note],
-        js=js, queue=False, show_progress="hidden", trigger_mode="always_last",
-        api_visibility="private")
-
-
-def wire_controls(tab: TabSpec, comps: dict, outputs: dict, note: gr.Markdown) -> None:
-    """Per control: clamp (sliders), then one event that draws the figure the control moves
-    most and then the others, each shown as soon as it is drawn. A run tab's controls redraw
-    nothing by themselves; no control measures the live panel (its button does)."""
-    for c in tab.controls:
-        start = _clamp_step(tab, c, comps, note) if isinstance(c, Slider) else None
-        figs = tab.redraw_order(c.name)
-        if tab.run is not None or not figs:
-            continue
-        draw = _drawers(figs, tab)  # the figure the control moves most first, then the rest
-        inputs = [comps[p] for p in union_params(figs)]
-        outs = [x for f in figs for x in outputs[f.name]]
-        if start is not None:
-            start.then(draw, inputs=inputs, outputs=outs, **PRIVATE)
-        else:  # a choice or a check: only a student's own change (presets set values too)
-            gr.on([comps[c.name].input], draw, inputs=inputs, outputs=outs, **PRIVATE)
+def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Number):
+    return gr.on(triggers(parts, opened, kick), tab_draw(parts), inputs=parts.inputs(present),
+                 outputs=parts.outputs(), trigger_mode="always_last",
+                 concurrency_id=f"draw-{parts.tab.id}", concurrency_limit=DRAWS_PER_TAB,
+                 show_progress="minimal",
+                 show_progress_on=[p for p, _, _ in parts.figures.values()],
+                 preprocess=False, api_visibility="private")

@@ -10,7 +10,7 @@ import pytest
 from app import build_app
 from tabs.controls import Check, Choice, Text
 from tabs.registry import REGISTRY, all_figures
-from tabs.ui import _handler
+from tabs.ui_draw import api_handler
 
 pytestmark = pytest.mark.app
 
@@ -63,7 +63,7 @@ def test_handler_rejects_bad_input_naming_parameter_and_range(tab, control, fig,
     message names the parameter and its allowed range (or its choices)."""
     values = [bad if p == control.name else tab.control(p).value for p in fig.params]
     with pytest.raises(gr.Error) as err:
-        _handler(fig, tab)(*values)
+        api_handler(fig, tab)(*values)
     message = str(err.value.message)
     assert control.name in message
     if isinstance(control, Choice):
@@ -95,11 +95,11 @@ def test_a_failing_figure_shows_its_error_in_its_place_and_the_tab_lives():
         raise RuntimeError("injected failure")
 
     bad = replace(tab.figures[0], fn=broken)
-    plot, table = _handler(bad, tab)(*[tab.control(p).value for p in bad.params])
+    plot, table = api_handler(bad, tab)(*[tab.control(p).value for p in bad.params])
     assert plot.type == "matplotlib" and plot.plot.startswith("data:image/png;base64,")
     assert "injected failure" in table and "RuntimeError" in table
     good = tab.figures[-1]
-    plot, table = _handler(good, tab)(*[tab.control(p).value for p in good.params])
+    plot, table = api_handler(good, tab)(*[tab.control(p).value for p in good.params])
     import base64
     assert base64.b64decode(plot.plot.split(",", 1)[1]) == render_png(render(good, tab).figure)
 

@@ -1,18 +1,25 @@
-"""The page's clamp step: a typed value outside a slider's range (or its linked maximum) is set
-to the nearest allowed value with a note naming the parameter; validate() still rejects it
+"""The page's clamp (tabs/clamp.py), run at the start of every draw: a typed value outside a
+slider's range (or its linked maximum) is set to the nearest allowed value with a note naming
+the parameter, linked sliders follow their source, and validate() still rejects the raw value
 (the API's contract)."""
 
 from __future__ import annotations
 
-import gradio as gr
 import pytest
 
 from core.errors import ParamError
-from tabs.clamp import clamp_reference
-from tabs.controls import Slider
+from tabs.clamp import clamp_tab
+from tabs.controls import Choice, Slider
+from tabs.spec import FigureSpec, TabSpec
 
 pytestmark = pytest.mark.app
 DRAFT = Slider("draft_len", "D", 1, 8, 3)
+ACCEPTED = Slider("accepted", "A", 0, 8, 2, max_from="draft_len")
+
+
+def _tab(*controls) -> TabSpec:
+    return TabSpec("t", "T", controls, (FigureSpec("f", "F", lambda **_: None,
+                                                   tuple(c.name for c in controls)),))
 
 
 @pytest.mark.parametrize(("raw", "value", "note"), [
@@ -24,38 +31,44 @@ DRAFT = Slider("draft_len", "D", 1, 8, 3)
 ])
 def test_clamp_sets_the_nearest_allowed_value_and_says_so(raw, value, note):
     assert DRAFT.clamp(raw) == (value, note)
+    c = clamp_tab(_tab(DRAFT, Choice("k", "K", ("a", "b"), "a")), {"draft_len": raw, "k": "b"},
+                  {"draft_len": 3, "k": "a"})
+    assert c.values == {"draft_len": value, "k": "b"} and c.note == note
+    assert c.changed == ({"draft_len"} if note else set())
     if note:
         with pytest.raises(ParamError, match="draft_len"):
             DRAFT.validate(raw)
 
 
-def test_a_linked_slider_clamps_to_its_source_and_followers_move_down():
-    accepted = Slider("accepted", "A", 0, 8, 2, max_from="draft_len")
-    assert accepted.clamp(6, top=accepted.max_given(4)) == (
-        4, "accepted 6 is above its maximum 4: set to 4")
-    handle = clamp_reference(DRAFT, None, (accepted,))
-    value, follower, note = handle(99, 7, 3)  # accepted 7 >= its shown maximum 3: at its max
-    assert value == 8 and follower == gr.update(maximum=8, value=8)
-    assert note["visible"] and "99" in note["value"]
-    value, follower, note = handle(99, 7, 8)
-    assert value == 8 and follower == gr.update(maximum=8, value=7)
-    value, follower, note = handle(2, 7, 8)
-    assert value == 2 and follower == gr.update(maximum=2, value=2) and not note["visible"]
-    value, note = clamp_reference(accepted, DRAFT, ())(6, 4)  # its maximum from its source
-    assert value == 4 and note["value"] == "accepted 6 is above its maximum 4: set to 4"
+def test_a_linked_slider_is_clamped_to_its_source_the_source_first():
+    tab = _tab(ACCEPTED, DRAFT)  # the follower declared first: its source is still clamped first
+    c = clamp_tab(tab, {"accepted": 6, "draft_len": 4}, {"accepted": 2, "draft_len": 3})
+    assert c.values == {"accepted": 4, "draft_len": 4} and c.maxima == {"accepted": 4}
+    assert c.note == "accepted 6 is above its maximum 4: set to 4"  # the student typed it
+    c = clamp_tab(tab, {"accepted": 6, "draft_len": 99}, None)
+    assert c.values == {"accepted": 6, "draft_len": 8} and c.maxima == {"accepted": 8}
+    assert c.note == "draft_len 99 is above its maximum 8: set to 8"
+
+
+def test_a_follower_moved_by_its_source_moves_down_without_a_note():
+    tab = _tab(DRAFT, ACCEPTED)
+    c = clamp_tab(tab, {"draft_len": 2, "accepted": 5}, {"draft_len": 6, "accepted": 5})
+    assert c.values == {"draft_len": 2, "accepted": 2} and c.note == ""
+    assert c.changed == {"accepted"} and c.maxima == {"accepted": 2}
 
 
 def test_a_follower_at_its_maximum_follows_a_growing_maximum():
-    """A step slider showing the whole run (at its shown maximum) keeps showing the whole run
-    when the run grows; one below its maximum stays where it is."""
+    """A step slider showing the whole run (at its maximum) keeps showing the whole run when the
+    run grows; one below its maximum stays where it is."""
     steps = Slider("steps", "S", 4, 48, 20)
     step = Slider("step", "T", 1, 48, 20, max_from="steps")
-    handle = clamp_reference(steps, None, (step,))
-    value, follower, _ = handle(30, 20, 20)  # step at its shown maximum 20
-    assert value == 30 and follower == gr.update(maximum=30, value=30)
-    _, follower, _ = handle(30, 12, 20)  # step 12 of 20: stays at 12
-    assert follower == gr.update(maximum=30, value=12)
-    _, follower, _ = handle(10, 20, 20)  # shrinking: down to the new maximum
-    assert follower == gr.update(maximum=10, value=10)
-    _, follower, _ = handle(30, 20, None)  # no shown maximum (not on the page): keeps its value
-    assert follower == gr.update(maximum=30, value=20)
+    tab = _tab(steps, step)
+    assert clamp_tab(tab, {"steps": 30, "step": 20}, {"steps": 20, "step": 20}).values == {
+        "steps": 30, "step": 30}
+    assert clamp_tab(tab, {"steps": 30, "step": 12}, {"steps": 20, "step": 12}).values == {
+        "steps": 30, "step": 12}
+    assert clamp_tab(tab, {"steps": 10, "step": 20}, {"steps": 20, "step": 20}).values == {
+        "steps": 10, "step": 10}
+    # the student moved the follower too (to 15): their value holds, clamped to the new maximum
+    assert clamp_tab(tab, {"steps": 30, "step": 15}, {"steps": 20, "step": 20}).values == {
+        "steps": 30, "step": 15}

@@ -12,10 +12,11 @@ import gradio as gr
 import pytest
 from gradio_client import Client
 
+from core.errors import ParamError
 from tabs.controls import Slider
 from tabs.prefix import TAB as PREFIX
 from tabs.spec import FigureSpec, LiveSpec, TabSpec
-from tabs.ui import _live_handler
+from tabs.ui import live_handler
 
 pytestmark = pytest.mark.app
 
@@ -28,17 +29,17 @@ def _spec(live: LiveSpec) -> TabSpec:
 
 def test_live_spec_is_checked_like_a_figure():
     _spec(LiveSpec("live_a", "A", lambda a: "", ("a",)))
-    with pytest.raises(AssertionError, match="no control"):
+    with pytest.raises(ParamError, match="no control"):
         _spec(LiveSpec("live_a", "A", lambda c: "", ("c",)))
-    with pytest.raises(AssertionError, match="taken"):
+    with pytest.raises(ParamError, match="taken"):
         _spec(LiveSpec("fig_a", "A", lambda a: "", ("a",)))
 
 
 def test_bad_input_names_the_parameter():
     with pytest.raises(gr.Error, match="preset"):
-        _live_handler(PREFIX.live, PREFIX)(gr.Progress(), 1, "nope")
+        live_handler(PREFIX.live, PREFIX)(gr.Progress(), 1, "nope")
     with pytest.raises(gr.Error, match=r"checkpoint_every.*\[1, 8\]"):
-        _live_handler(PREFIX.live, PREFIX)(gr.Progress(), 9, "hit")
+        live_handler(PREFIX.live, PREFIX)(gr.Progress(), 9, "hit")
 
 
 def test_live_endpoint_measures(app_url):

@@ -1,18 +1,16 @@
 """The background warm-up computes exactly the sweeps the tabs read: afterwards each of those
 tabs' first draw is a cache lookup (the same object) and `ready` says so; a failing warmer is
 logged, not raised; a page draw of a figure whose sweep is not ready yet first says in its
-heading what is being computed."""
+heading what is being computed (tests/app/test_draw.py)."""
 
 from __future__ import annotations
 
 import logging
-from types import SimpleNamespace
 
 import pytest
 
 import tabs.warm as warm
 from tabs.registry import REGISTRY
-from tabs.ui_draw import _drawers
 
 pytestmark = pytest.mark.app
 
@@ -40,16 +38,3 @@ def test_a_failing_warmer_is_logged_and_the_rest_still_run(monkeypatch, caplog):
         took = warm.warm_all()
     assert list(took) == ["good"] and "warm-up of bad failed" in caplog.text
 
-
-def test_a_figure_waiting_for_its_sweep_says_so_before_it_is_drawn(monkeypatch):
-    tab = next(t for t in REGISTRY if t.id == "paging")
-    fig = tab.figures[0]
-    pending = warm.Warmer("the test sweep", lambda: None, lambda: False, fig.name)
-    monkeypatch.setattr(warm, "warmers", lambda: (pending,))
-    d = tab.defaults()
-    rows = list(_drawers((fig,), tab)(SimpleNamespace(session_hash="w1"),
-                                      *[d[p] for p in fig.params]))
-    assert len(rows) == 2
-    note, drawn = rows
-    assert "Computing the test sweep" in note[2] and note[0] == note[1] == {"__type__": "update"}
-    assert drawn[2] == f"#### {fig.title}" and drawn[0] is not None  # the heading is plain again

@@ -1,0 +1,126 @@
+"""The tab's draw handler (tabs/ui_draw.py), the one server event behind every control: it clamps
+first (its first output), then draws exactly the figures the page does not show yet for these
+values and this presentation mode, in the tab's order, each PNG equal to a direct render.
+
+The oracle for "what the page shows" is the sequence of outputs itself: a figure is redrawn
+exactly when one of its parameters (or presentation mode) differs from the previous call's."""
+
+from __future__ import annotations
+
+import base64
+
+import gradio as gr
+import pytest
+
+import tabs.warm as warm
+from tabs.figure import presenting, render_png
+from tabs.registry import REGISTRY
+from tabs.spec import render
+from tabs.ui import build_tab
+from tabs.ui_draw import Drawn, tab_draw
+
+pytestmark = pytest.mark.app
+PAGING = next(t for t in REGISTRY if t.id == "paging")
+
+
+@pytest.fixture(scope="module")
+def parts():
+    with gr.Blocks():
+        toggle = gr.Checkbox(False)
+        with gr.Tabs(), gr.Tab("Page pool"):
+            built = build_tab(PAGING, toggle)
+    return built.parts
+
+
+def _call(parts, values: dict, drawn: Drawn, present: bool = False, preset=None):
+    tab = parts.tab
+    inputs = [values[c.name] for c in tab.controls] + [present, drawn]
+    if parts.preset is not None:
+        inputs.append(preset)
+    outs = list(tab_draw(parts)(*inputs))
+    plots = {c: name for name, (c, _, _) in parts.figures.items()}
+    drawn_figs = list(dict.fromkeys(plots[c] for out in outs[1:] for c in out if c in plots))
+    state = next(out[parts.drawn] for out in reversed(outs) if parts.drawn in out)
+    return outs[0], drawn_figs, state, outs
+
+
+def _png(out: dict, parts, name: str) -> bytes:
+    plot = out[parts.figures[name][0]]
+    return base64.b64decode(plot.plot.split(",", 1)[1])
+
+
+def test_a_first_draw_draws_every_figure_in_order_each_as_a_direct_render(parts):
+    d = PAGING.defaults()
+    first, figs, state, outs = _call(parts, d, Drawn())
+    assert figs == [f.name for f in PAGING.figures]
+    assert first[parts.note] == gr.update(value="", visible=False)
+    for out, fig in zip(outs[1:], PAGING.figures, strict=True):
+        assert _png(out, parts, fig.name) == render_png(render(fig, PAGING, d).figure)
+    # the same values again: nothing to draw
+    _, figs, state2, _ = _call(parts, d, state)
+    assert figs == [] and state2.figures == state.figures
+
+
+def test_a_move_redraws_exactly_the_figures_that_read_the_control(parts):
+    d = PAGING.defaults()
+    _, _, state, _ = _call(parts, d, Drawn())
+    for name, value in (("k3_tokens_per_page", 1024), ("dtype", "bfloat16"),
+                        ("seq_len", 300)):
+        d = {**d, name: value}
+        _, figs, state, _ = _call(parts, d, state)
+        assert figs == [f.name for f in PAGING.figures if name in f.params], name
+
+
+def test_presentation_mode_redraws_every_figure_for_a_projector(parts):
+    d = PAGING.defaults()
+    _, _, state, _ = _call(parts, d, Drawn())
+    _, figs, state, outs = _call(parts, d, state, present=True)
+    assert figs == [f.name for f in PAGING.figures]
+    fig = PAGING.figures[0]
+    with presenting(True):
+        want = render_png(render(fig, PAGING, d).figure)
+    assert _png(outs[1], parts, fig.name) == want
+
+
+def test_a_typed_value_out_of_range_is_clamped_first_then_drawn_for(parts):
+    d = PAGING.defaults()
+    _, _, state, _ = _call(parts, d, Drawn())
+    c = PAGING.control("seq_len")
+    first, figs, state, outs = _call(parts, {**d, "seq_len": 10**6}, state)
+    top = int(c.maximum)
+    assert first[parts.comps["seq_len"]]["value"] == top
+    assert first[parts.note]["visible"] and f"seq_len 1000000 is above its maximum {top}" in \
+        first[parts.note]["value"]
+    fig = PAGING.figures[0]
+    assert _png(outs[1], parts, fig.name) == render_png(
+        render(fig, PAGING, {**d, "seq_len": top}).figure)
+
+
+def test_a_page_that_lost_its_state_redraws_everything(parts):
+    """A reconnecting page that Gradio gives a fresh state (Drawn()) never draws nothing."""
+    d = PAGING.defaults()
+    _, _, state, _ = _call(parts, d, Drawn())
+    _, figs, _, _ = _call(parts, d, Drawn())
+    assert figs == [f.name for f in PAGING.figures]
+
+
+def test_the_preset_selector_clears_once_the_controls_leave_its_values(parts):
+    preset = PAGING.presets[0]
+    values = {**PAGING.defaults(), **preset.values}
+    first, _, state, _ = _call(parts, values, Drawn(), preset=preset.name)
+    assert parts.preset not in first  # the controls hold the preset: it stays
+    moved = next(c for c in PAGING.controls if c.name not in preset.values)
+    other = next(v for v in (getattr(moved, "demo", None), moved.value) if v != moved.value)
+    first, _, _, _ = _call(parts, {**values, moved.name: other}, state, preset=preset.name)
+    assert first[parts.preset] == gr.update(value=None) and first[parts.why] == ""
+
+
+def test_a_figure_waiting_for_its_sweep_says_so_before_it_is_drawn(parts, monkeypatch):
+    fig = PAGING.figures[0]
+    pending = warm.Warmer("the test sweep", lambda: None, lambda: False, fig.name)
+    monkeypatch.setattr(warm, "warmers", lambda: (pending,))
+    _, _, _, outs = _call(parts, PAGING.defaults(), Drawn())
+    plot, _, title = parts.figures[fig.name]
+    assert "Computing the test sweep" in outs[1][title] and plot not in outs[1]
+    assert outs[2][title] == f"#### {fig.title}" and plot in outs[2]
+
