@@ -87,6 +87,11 @@ def pytest_configure(config) -> None:
         RELEASES.unlink(missing_ok=True)
 
 
+# Files whose tests share module fixtures that are costly to build (every figure rendered,
+# cold and warm; every lesson claim computed): on one worker they are built once.
+TOGETHER = ("tests/figures/test_contract.py", "tests/lessons/test_claims.py")
+
+
 def pytest_xdist_make_scheduler(config, log):
     """Every browser test on one worker (one app server, one chromium, their releases timed
     while the other worker runs the rest); every other test goes wherever a worker is free.
@@ -97,7 +102,10 @@ def pytest_xdist_make_scheduler(config, log):
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "tests/e2e" if nodeid.startswith("tests/e2e/") else nodeid
+            if nodeid.startswith("tests/e2e/"):
+                return "tests/e2e"
+            path = nodeid.split("::")[0]
+            return path if path in TOGETHER else nodeid
 
     return BrowserTestsTogether(config, log)
 

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import matplotlib
 import pytest
 
-from tabs.figure import render_png
+from tabs.figure import FigureResult, render_png
 from tabs.registry import REGISTRY, all_figures
 from tabs.spec import render
 
@@ -30,15 +30,32 @@ def clear_lab_caches() -> int:
     return cleared
 
 
-def test_concurrent_renders_equal_serial_ones_and_leave_rcparams_alone():
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, tuple[FigureResult, bytes]]:
+    """Every figure rendered once, serially, from whatever the caches hold: its result and PNG."""
+    out = {}
+    for tab, fig in CASES:
+        result = render(fig, tab)
+        out[fig.name] = (result, render_png(result.figure))
+    return out
+
+
+@pytest.fixture(scope="module")
+def recomputed(rendered) -> dict[str, bytes]:
+    """Every figure rendered again after every engine and figure cache was cleared: each value
+    behind these PNGs was computed after all of `rendered` was made. One clear for the whole
+    set, not one per figure: a clear per figure made every following render in the worker,
+    in this module or any other, recompute its sweeps cold."""
+    assert clear_lab_caches() > 0
+    return {fig.name: render_png(render(fig, tab).figure) for tab, fig in CASES}
+
+
+def test_concurrent_renders_equal_serial_ones_and_leave_rcparams_alone(rendered):
     """Gradio renders in worker threads: concurrent renders must not interfere.
 
     Pins a real bug: per-figure style contexts (rc_context on the global rcParams) entered and
     left by two threads at once leaked the style, and tick density changed with request order.
-    Runs before test_render_is_deterministic, which clears the engine caches: the serial
-    renders here then draw from warm caches instead of recomputing every sweep cold.
     """
-    serial = {f.name: render_png(render(f, t).figure) for t, f in CASES}
     before = dict(matplotlib.rcParams)
     with ThreadPoolExecutor(max_workers=4) as pool:
         jobs = [
@@ -46,24 +63,22 @@ def test_concurrent_renders_equal_serial_ones_and_leave_rcparams_alone():
             for t, f in CASES  # 4 threads over 50 figures: every figure overlaps others
         ]
         for name, job in jobs:
-            assert job.result() == serial[name], f"{name}: concurrent render differs"
+            assert job.result() == rendered[name][1], f"{name}: concurrent render differs"
     assert dict(matplotlib.rcParams) == before
 
 
 @pytest.mark.parametrize(("tab", "fig"), CASES, ids=IDS)
-def test_render_is_deterministic(tab, fig):
+def test_render_is_deterministic(tab, fig, rendered, recomputed):
     """Two renders of the same parameters give identical PNG bytes, the second one computed
-    from scratch: every engine and figure cache is cleared in between, so a cached result can
-    never hide a nondeterministic computation."""
-    first = render_png(render(fig, tab).figure)
-    assert clear_lab_caches() > 0
-    assert render_png(render(fig, tab).figure) == first
+    from scratch (every cache cleared after the first), so a cached result can never hide a
+    nondeterministic computation."""
+    assert recomputed[fig.name] == rendered[fig.name][1]
 
 
 @pytest.mark.parametrize(("tab", "fig"), CASES, ids=IDS)
-def test_axes_are_labelled(tab, fig):
+def test_axes_are_labelled(tab, fig, rendered):
     """Every visible axes with data has a title (a colorbar a label); metrics are a flat dict."""
-    result = render(fig, tab)
+    result = rendered[fig.name][0]
     for ax in result.figure.axes:
         if ax.get_label() == "<colorbar>":
             assert ax.get_ylabel() or ax.get_xlabel() or ax.get_title(), f"{fig.name}: colorbar"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from tabs.glossary import entries, terms_used
 from tabs.registry import REGISTRY
-from tests.lessons.registry import CLAIMS, LESSONS, lesson_text, uncovered_numbers
+from tests.lessons.registry import CLAIMS, LESSONS, Claim, lesson_text, uncovered_numbers
 
 for _module in sorted(Path(__file__).parent.glob("claims_*.py")):
     importlib.import_module(f"tests.lessons.{_module.stem}")
@@ -26,21 +27,28 @@ NOT_FOR_STUDENTS = re.compile(
 )
 
 
+@functools.cache
+def sentence(c: Claim) -> str:
+    """The claim's sentence, computed once per process: the number test and the coverage test
+    read the same computation."""
+    return c.sentence()
+
+
 def before_fold(lesson: str) -> str:
     return (LESSONS / f"{lesson}.md").read_text(encoding="utf-8").split(FOLD)[0]
 
 
 @pytest.mark.parametrize("c", CLAIMS, ids=[c.name for c in CLAIMS])
 def test_claim_holds(c) -> None:
-    sentence = c.sentence()
-    assert sentence in lesson_text(c.lesson), (
-        f"{c.name}: the engine says\n  {sentence!r}\nbut {c.lesson}.md does not contain it"
+    said = sentence(c)
+    assert said in lesson_text(c.lesson), (
+        f"{c.name}: the engine says\n  {said!r}\nbut {c.lesson}.md does not contain it"
     )
 
 
 @pytest.mark.parametrize("lesson", READ)
 def test_every_number_is_a_claim(lesson: str) -> None:
-    sentences = [c.sentence() for c in CLAIMS if c.lesson == lesson]
+    sentences = [sentence(c) for c in CLAIMS if c.lesson == lesson]
     left = uncovered_numbers(lesson_text(lesson), sentences)
     assert not left, f"{lesson}.md states numbers no claim computes: {left}"
 
