@@ -49,12 +49,13 @@ def build_app() -> gr.Blocks:
     """
     torch.set_num_threads(SERVER_TORCH_THREADS)
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
-        gr.Markdown(
-            f"# {TITLE}\nEvery figure is computed by the lab's engine as you move a control."
-        )
-        toggle = gr.Checkbox(False, label="Presentation mode: projector-sized figure text "
-                             "(this browser only; or open a link with ?present=1)",
-                             elem_id="present-toggle", container=False)
+        with gr.Row(equal_height=True, elem_classes=["lab-header"]):
+            gr.Markdown(f"# {TITLE}\nEvery figure is computed by the lab's engine as you "
+                        "move a control.", elem_classes=["lab-title"])
+            with gr.Column(scale=0, min_width=250):
+                # This browser only; a link with ?present=1 opens in it (README).
+                toggle = gr.Checkbox(False, label="Presentation mode (projector-sized text)",
+                                     elem_id="present-toggle", container=False)
         presenting = gr.State(False)  # the toggle's value, for the Serve run (not an API input)
         note = gr.Markdown(visible=False, elem_id="share-note")
         built = []
@@ -70,11 +71,11 @@ def launch_kwargs() -> dict:
     # show_error: a malformed API call (e.g. missing fields) gets Gradio's own message, not null.
     # head_paths: the page's script (assets/lab_head.html: the pinned light theme, slider keys,
     # alt text, what the page load calls); head: presentation mode's page rules
-    # (assets/present.css), unscoped.
+    # (assets/page.css), unscoped.
     # app_kwargs: every request body is bounded (tabs/body_limit.py); the lab takes no uploads.
     return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": [],
             "show_error": True, "head_paths": [ASSETS / "lab_head.html"],
-            "head": f"<style>{(ASSETS / 'present.css').read_text(encoding='utf-8')}</style>",
+            "head": f"<style>{(ASSETS / 'page.css').read_text(encoding='utf-8')}</style>",
             "app_kwargs": {"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)]}}
 
 
@@ -122,9 +123,14 @@ def main(argv: list[str] | None = None) -> int:
                     "index.html contact sheet (lessons, figures, baseline differences)")
     ap.add_argument("--only", metavar="IDS", help="with --export: comma-separated tab ids or "
                     "figure names (default: every figure)")
+    ap.add_argument("--render-cache-mib", metavar="MIB", type=int, default=256,
+                    help="figures rendered for anyone, kept for everyone (default 256 MiB; "
+                    "0 keeps none)")
     args = ap.parse_args(argv)
     if not 1 <= args.port <= 65535:
         ap.error(f"--port must be in [1, 65535], got {args.port}")
+    if not 0 <= args.render_cache_mib <= 65536:
+        ap.error(f"--render-cache-mib must be in [0, 65536], got {args.render_cache_mib}")
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"WARNING: --host {args.host} serves the lab to other machines on the network; "
               "it has no login. Use 127.0.0.1 (the default) unless you mean it.",
@@ -136,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     n_figures = len(all_figures())
     print(f"Serving Lab: {len(REGISTRY)} tabs, {n_figures} figures (each tab draws when opened)",
           flush=True)
+    from tabs.render_cache import configure
+
+    configure(args.render_cache_mib << 20)
     warm_in_background()  # the seconds-long sweeps some tabs read, computed after startup
     build_app().launch(server_name=args.host, server_port=args.port, **launch_kwargs())
     return 0

@@ -9,6 +9,8 @@ cache) whose once-only sweeps are already computed (tabs/warm.py):
           every tab (defaults, a preset, or one control at its demo value). Target: no session
           starves (per-session medians within 2x of each other).
 
+The sessions run as threads of one separate client process (`--drive`), as a room's browsers
+would be, so that the clients' own work does not share the server's interpreter lock.
 Printed per scenario: errors (target 0), P50 / P95 latency over all calls, per-session
 medians, and the render cache's hits and misses. Then, in process: for every figure at its
 defaults, a render against a cache hit (median of 5 hits; target: a hit <= 5% of the render).
@@ -17,8 +19,10 @@ defaults, a render against a cache hit (median of 5 hits; target: a hit <= 5% of
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -96,8 +100,10 @@ def run_scenario(name: str, plans: list[tuple[list[Call], float]]) -> tuple[str,
                             **launch_kwargs())
     try:
         t0 = time.perf_counter()
-        with ThreadPoolExecutor(len(plans)) as pool:
-            runs = list(pool.map(lambda p: session(url, *p), plans))
+        out = subprocess.run([sys.executable, "-m", "tabs.load_bench", "--drive", url],
+                             input=json.dumps(plans), capture_output=True, text=True,
+                             check=True)
+        runs = json.loads(out.stdout.strip().splitlines()[-1])
         wall = time.perf_counter() - t0
     finally:
         demo.close()
@@ -136,7 +142,18 @@ def hit_against_render(repeat: int = 5) -> list[tuple[str, float, float]]:
     return out
 
 
+def drive(url: str) -> None:
+    """The client process: plans (JSON on stdin) as concurrent sessions; results as JSON."""
+    plans = json.loads(sys.stdin.read())
+    with ThreadPoolExecutor(len(plans)) as pool:
+        runs = list(pool.map(lambda p: session(url, *p), plans))
+    print(json.dumps(runs))
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv and argv[0] == "--drive":
+        drive(argv[1])
+        return 0
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenario", choices=("both", "class", "random"), default="both")

@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-DEFAULT_TABS = ("fleet_ring", "paging", "cache_policies")
+DEFAULT_TABS = ("fleet_ring", "paging", "replay_ring")  # heroes with >= 20 steps to climb
 
 
 def _serve(repo: Path, port: int) -> subprocess.Popen:
@@ -49,6 +49,10 @@ def _release(page, tab, hero, fig) -> float:
     return time.perf_counter() - t0
 
 
+def _pick(times: dict[tuple[str, str], list[float]], side: str, row: str) -> list[float]:
+    return [x for (t, s), xs in times.items() if s == side and row in (t, "all") for x in xs]
+
+
 def _pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
@@ -68,7 +72,15 @@ def main(argv: list[str] | None = None) -> int:
     from tabs.registry import REGISTRY
 
     by_id = {t.id: t for t in REGISTRY}
+    unknown = [t for t in a.tabs.split(",") if t not in by_id]
+    if unknown:
+        ap.error(f"--tabs: unknown tab ids {unknown}; known: {', '.join(by_id)}")
     tabs = [by_id[t] for t in a.tabs.split(",")]
+    for t in tabs:
+        h = t.hero
+        if int((h.maximum - h.value) / h.step) < a.rounds:
+            ap.error(f"--tabs: {t.id}'s hero {h.name} has fewer than {a.rounds} steps above its "
+                     "default (every release must ask for a new value)")
     here = Path(__file__).resolve().parent.parent
     sides = {"this": (here, 7911), "other": (a.other.resolve(), 7912)}
     procs = {name: _serve(repo, port) for name, (repo, port) in sides.items()}
@@ -103,9 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"release -> main figure, {a.rounds} releases per tab and side, interleaved")
     print(f"{'tab':<16}{'this P50':>10}{'P95':>8}{'other P50':>11}{'P95':>8}{'ratio':>8}")
     for row in rows:
-        pick = (lambda side, row=row: [x for (t, s), xs in times.items() if s == side
-                                       and row in (t, "all") for x in xs])
-        mine, theirs = pick("this"), pick("other")
+        mine, theirs = (_pick(times, side, row) for side in ("this", "other"))
         m, o = statistics.median(mine), statistics.median(theirs)
         print(f"{row:<16}{m:>10.3f}{_pct(mine, 0.95):>8.3f}{o:>11.3f}"
               f"{_pct(theirs, 0.95):>8.3f}{m / o:>8.2f}")

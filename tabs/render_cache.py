@@ -11,9 +11,9 @@ costs one render per preset, the page opening's default figures a lookup.
   configure(max_bytes)                              the bound (default DEFAULT_MAX_BYTES; the
                                                     app's --render-cache-mib)
 
-Key: (the FigureSpec (its name, title and function), presenting, the validated values of the figure's own parameters, in its
-parameter order): two requests that differ only in a control the figure does not read, or in
-the form of a number (8 vs 8.0), share one entry. Value: the PNG as the data URL gr.Plot
+Key: (the FigureSpec (its name, title and function), presenting, the validated values of the
+figure's own parameters, in its parameter order): two requests that differ only in a control
+the figure does not read, or in the form of a number (8 vs 8.0), share one entry. Value: the PNG as the data URL gr.Plot
 serves, the alt text and the metrics table; bounded by the bytes of those strings, least
 recently used first (core/experiments/flight.py). Never cached: a figure that raised (its
 error is drawn in its place instead), the live panels (measurements), the Serve tab's run

@@ -28,7 +28,7 @@ def _component(c: Control, tab: TabSpec) -> gr.components.Component:
     common = dict(label=c.label, info=c.info or None, elem_id=elem_id(tab.id, c.name),
                   elem_classes=["hero"] if c is tab.hero else None)
     if isinstance(c, Text):
-        return gr.Textbox(value=c.value, lines=4, max_length=c.max_bytes, **common)
+        return gr.Textbox(value=c.value, lines=4, max_lines=6, max_length=c.max_bytes, **common)
     if isinstance(c, Check):
         return gr.Checkbox(value=c.value, **common)
     if isinstance(c, Slider):
@@ -44,13 +44,30 @@ def _component(c: Control, tab: TabSpec) -> gr.components.Component:
     return gr.Radio(choices=list(c.choices), value=c.value, **common)
 
 
+def _lead(lesson: str) -> tuple[str, str]:
+    """(the lesson's question and first paragraph, the rest): the lead stays on the first
+    screen, beside the hero in presentation mode (assets/page.css)."""
+    blocks = lesson.strip().split("\n\n")
+    n = 2 if blocks[0].lstrip().startswith("#") else 1
+    return "\n\n".join(blocks[:n]), "\n\n".join(blocks[n:])
+
+
+def _up_front(c: Control, tab: TabSpec) -> bool:
+    """The hero, and a text a run needs (the Serve prompt), stay on the first screen."""
+    return c is tab.hero or isinstance(c, Text)
+
+
 def _controls(tab: TabSpec) -> dict[str, gr.components.Component]:
-    """The up-front controls, then the `more` ones folded under "More controls"; returned in
-    the tab's control order (the order every update list uses)."""
-    made = {c.name: _component(c, tab) for c in tab.controls if c.name not in tab.more}
-    if tab.more:
-        with gr.Accordion("More controls", open=False, elem_id=f"{tab.id}-more"):
-            made |= {c.name: _component(c, tab) for c in tab.controls if c.name in tab.more}
+    """The hero (and a run's text) up front; every other control folded under "More
+    controls", the secondary ones (`more`: seeds, dtypes) last. Returned in the tab's control
+    order (the order every update list uses)."""
+    made = {c.name: _component(c, tab) for c in tab.controls if _up_front(c, tab)}
+    rest = [c for c in tab.controls if not _up_front(c, tab)]
+    if rest:
+        with gr.Accordion("More controls", open=False, elem_id=f"{tab.id}-more",
+                          elem_classes=["lab-more"]):
+            for c in sorted(rest, key=lambda c: c.name in tab.more):
+                made[c.name] = _component(c, tab)
     return {c.name: made[c.name] for c in tab.controls}
 
 
@@ -226,25 +243,29 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
     preset = why = run_text = stale = measured = None
     with gr.Row(equal_height=False, elem_classes=["lab-row"]):
         with gr.Column(scale=1, min_width=300, elem_classes=["lab-controls"]):
-            if tab.presets:
-                preset = gr.Dropdown([p.name for p in tab.presets], value=None,
-                                     label="Presets: a scenario in one click",
-                                     elem_id=f"{tab.id}-preset")
-                why = gr.Markdown("", elem_id=f"{tab.id}-preset-why")
             comps = _controls(tab)
             note = gr.Markdown(visible=False, elem_id=f"{tab.id}-clamp-note",
                                elem_classes=["clamp-note"])
-            with gr.Row():
+            if tab.run is not None:
+                with gr.Row(elem_classes=["lab-run"]):
+                    go = gr.Button(tab.run.button, variant="primary", elem_id=f"{tab.id}-go")
+                    stop = gr.Button("Stop", variant="stop", elem_id=f"{tab.id}-stop")
+            lead, rest = _lead(lesson)
+            gr.Markdown(lead, elem_classes=["lesson", "lesson-lead"])
+            if tab.presets:
+                preset = gr.Dropdown([p.name for p in tab.presets], value=None,
+                                     label="Presets: a scenario in one click",
+                                     elem_id=f"{tab.id}-preset", elem_classes=["lab-presets"])
+                why = gr.Markdown("", elem_id=f"{tab.id}-preset-why",
+                                  elem_classes=["lab-presets"])
+            with gr.Row(elem_classes=["lab-buttons"]):
                 reset = gr.Button("Reset to defaults", size="sm", elem_id=f"{tab.id}-reset")
                 link = gr.Button("Link to this view", size="sm", elem_id=f"{tab.id}-link")
             link_box = gr.Textbox(label="Link to this view (copy it)", visible=False,
                                   interactive=False, buttons=["copy"],
-                                  elem_id=f"{tab.id}-link-box")
-            if tab.run is not None:
-                with gr.Row():
-                    go = gr.Button(tab.run.button, variant="primary", elem_id=f"{tab.id}-go")
-                    stop = gr.Button("Stop", variant="stop", elem_id=f"{tab.id}-stop")
-            gr.Markdown(lesson, elem_classes=["lesson"])
+                                  elem_id=f"{tab.id}-link-box", elem_classes=["lab-buttons"])
+            if rest:
+                gr.Markdown(rest, elem_classes=["lesson"])
             with gr.Accordion("Glossary", open=False, elem_classes=["glossary-fold"]):
                 gr.Markdown(glossary_markdown(), elem_classes=["glossary"])
         with gr.Column(scale=3, elem_classes=["lab-figures"]):

@@ -11,6 +11,7 @@ from tabs.controls import Slider
 from tabs.figure import render_png
 from tabs.registry import REGISTRY
 from tabs.spec import render
+from tests.e2e.controls import control
 from tests.e2e.timing import record_release
 
 pytestmark = pytest.mark.e2e
@@ -91,10 +92,10 @@ def test_linked_slider_follows_its_maximum_then_figures_redraw(page, app_url, ta
     _open(page, app_url, tab)
     fig = next(f for f in tab.figures if {src.name, dep.name} <= set(f.params))
     _img(page, fig.name).wait_for(state="visible", timeout=30_000)
-    dep_box = page.locator(f"#{tab.id}-{dep.name} input[type=number]")
+    dep_box = control(page, tab, dep.name)
     dep_box.fill(str(high))
     dep_box.blur()
-    box = page.locator(f"#{tab.id}-{src.name} input[type=number]")
+    box = control(page, tab, src.name)
     box.fill(str(low))
     box.blur()
     want = render_png(render(fig, tab, {src.name: low, dep.name: top}).figure)

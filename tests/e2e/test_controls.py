@@ -16,6 +16,7 @@ from tabs.controls import Slider
 from tabs.figure import presenting, render_png
 from tabs.registry import REGISTRY
 from tabs.spec import render
+from tests.e2e.controls import control
 
 pytestmark = pytest.mark.e2e
 BY_ID = {t.id: t for t in REGISTRY}
@@ -56,23 +57,29 @@ def test_hero_predict_card_more_fold_and_readable_info(page, app_url):
     assert "hero" in hero.get_attribute("class")
     label_px = hero.locator("[data-testid=block-info]").evaluate(
         "e => parseFloat(getComputedStyle(e).fontSize)")
-    other = page.locator(f"#{tab.id}-{tab.controls[1].name} [data-testid=block-info]")
-    assert label_px > other.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
-    ratios = page.evaluate(CONTRAST, f"#tab-{tab.id} .info-text")
-    assert ratios and all(r >= 4.5 for _, r in ratios), ratios
     # The Predict card is the figure column's first block; the lesson column does not repeat it.
     first = page.locator(f"#tab-{tab.id} .lab-figures > *").first
     assert first.get_attribute("id") == f"{tab.id}-predict"
     assert "Predict" in first.inner_text()
-    assert "Predict" not in page.locator(f"#tab-{tab.id} .block.lesson").inner_text()
-    # Secondary knobs sit in a closed "More controls" fold.
+    lessons = page.locator(f"#tab-{tab.id} .block.lesson")
+    assert lessons.count() >= 1
+    assert all("Predict" not in lessons.nth(i).inner_text() for i in range(lessons.count()))
+    # Every other control sits in a closed "More controls" fold, the secondary knobs last.
     fold = page.locator(f"#{tab.id}-more")
+    others = [c.name for c in tab.controls[1:]]
     assert fold.is_visible() and tab.more
-    for name in tab.more:
-        assert not page.locator(f"#{tab.id}-{name}").is_visible()
+    for name in others:
+        assert not page.locator(f"#{tab.id}-{name}").is_visible(), name
     fold.get_by_text("More controls").click()
-    for name in tab.more:
+    for name in others:
         fold.locator(f"#{tab.id}-{name}").wait_for(state="visible", timeout=10_000)
+    ids = fold.locator("[id]").evaluate_all("es => es.map(e => e.id)")
+    order = [n for n in (c.name for c in tab.controls) if f"{tab.id}-{n}" in ids]
+    assert order[-len(tab.more):] == [c.name for c in tab.controls if c.name in tab.more]
+    other = page.locator(f"#{tab.id}-{tab.controls[1].name} [data-testid=block-info]")
+    assert label_px > other.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    ratios = page.evaluate(CONTRAST, f"#tab-{tab.id} .info-text")
+    assert ratios and all(r >= 4.5 for _, r in ratios), ratios
 
 
 def test_typed_out_of_range_is_clamped_visibly_and_every_figure_follows(page, app_url):
@@ -82,7 +89,7 @@ def test_typed_out_of_range_is_clamped_visibly_and_every_figure_follows(page, ap
     c = tab.control("draft_len")
     page.goto(f"{app_url}?tab={tab.id}")
     _wait_figures(page, tab)
-    box = page.locator(f"#{tab.id}-{c.name} input[type=number]")
+    box = control(page, tab, c.name)
     box.fill("99")
     box.press("Enter")
     top = int(c.maximum)

@@ -8,13 +8,14 @@ import time
 
 import pytest
 
+from tests.e2e.controls import control
 from tests.e2e.test_controls import BY_ID, _src, _wait_figures  # noqa: PLC2701
 
 pytestmark = pytest.mark.e2e
 
 
 def _type(page, tab, name: str, value: object) -> None:
-    box = page.locator(f"#{tab.id}-{name} input[type=number]")
+    box = control(page, tab, name)
     box.fill(str(value))
     box.press("Enter")
 
