@@ -13,12 +13,12 @@ costs one render per preset, the page opening's default figures a lookup.
 
 Key: (the FigureSpec (its name, title and function), presenting, the validated values of the
 figure's own parameters, in its parameter order): two requests that differ only in a control
-the figure does not read, or in the form of a number (8 vs 8.0), share one entry. Value: the PNG as the data URL gr.Plot
-serves, the alt text and the metrics table; bounded by the bytes of those strings, least
-recently used first (core/experiments/flight.py). Never cached: a figure that raised (its
-error is drawn in its place instead), the live panels (measurements), the Serve tab's run
-(streamed snapshots of a session's own engine) and the "computing..." headings (titles, not
-figures).
+the figure does not read, or in the form of a number (8 vs 8.0), share one entry. Value: the
+PNG as the data URL gr.Plot serves, the alt text and the metrics table; bounded by the bytes
+of those strings, least recently used first (core/experiments/flight.py). Never cached: a
+figure that raised (its error is drawn in its place instead), the live panels
+(measurements), the Serve tab's run (streamed snapshots of a session's own engine) and the
+"computing..." headings (titles, not figures).
 """
 
 from __future__ import annotations
