@@ -3,7 +3,8 @@
 A few tabs read a sweep that does not depend on any control and takes seconds on 2 cores (the
 Engine tab's 24 speculative requests, the fleet's capacity sweep of 60 simulations, the prefix
 cache's checkpoint-spacing sweep). Each is cached and single-flight behind its own lock, so the
-first student to open one of those tabs would otherwise wait for it inside the tab's first draw.
+first student to open one of those tabs would otherwise wait for it inside the tab's first draw
+(each is a core.experiments function cached with @single_flight).
 `warm_in_background` starts one daemon thread that computes them in tab order a few seconds
 after launch, once the first page has been served; a tab opened meanwhile waits on the same
 lock for the same result, never a second computation. Nothing here draws a figure (figures
@@ -22,6 +23,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.experiments.scenes import GAMMAS
+from core.serve.prompts import KINDS
+
 log = logging.getLogger("serving_lab")
 
 START_DELAY_S = 5.0
@@ -38,17 +42,16 @@ class Warmer:
 @functools.cache  # built once: `waiting` asks on every page draw
 def warmers() -> tuple[Warmer, ...]:
     """In registry order; imported late so building the app stays cheap."""
-    from tabs.engine import common as engine
-    from tabs.fleet_sim import capacity
-    from tabs.prefix import common as prefix
+    from core.experiments import engine, fleet_sim, prefix_spacing
 
     return (Warmer("the checkpoint-spacing sweep (the prefix cache at every spacing)",
-                   prefix.sweep, prefix.sweep_ready, "prefix_spacing"),
-            Warmer(f"the acceptance sweep ({len(engine.KINDS) * len(engine.GAMMAS)} speculative "
-                   "requests, each checked against plain decoding)", engine.sweep,
-                   engine.sweep_ready, "engine_acceptance"),
+                   prefix_spacing.sweep, prefix_spacing.sweep.ready, "prefix_spacing"),
+            Warmer(f"the acceptance sweep ({len(KINDS) * len(GAMMAS)} speculative requests, "
+                   "each checked against plain decoding)", engine.sweep, engine.sweep.ready,
+                   "engine_acceptance"),
             Warmer("the capacity sweep (fleet simulations at every arrival rate)",
-                   capacity.sweeps, capacity.sweeps_ready, "fleet_sim_capacity"))
+                   fleet_sim.capacity_sweeps, fleet_sim.capacity_sweeps.ready,
+                   "fleet_sim_capacity"))
 
 
 def waiting(figure: str) -> Warmer | None:

@@ -16,7 +16,8 @@ of deadlocking.
 Why not functools.lru_cache behind a lock: lru_cache lets two threads compute one missing key
 twice, and one lock around it serialises every key (a cheap lookup waits behind an expensive
 computation of another key). `single_flight(max_items)` is the decorator form for functions of
-hashable arguments, with `ready(*args)` (cached already: a lookup, no work) and `cache_clear()`.
+hashable arguments, with `ready(*args)` (cached already: a lookup, no work), `cache_clear()` and
+`cache_info()` (its stats: functools' names, so code that clears every lab cache finds it).
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ class SingleFlight(Generic[K, V]):
 
 def single_flight(max_items: int | None = None) -> Callable[[Callable[P, V]], Callable[P, V]]:
     """Decorator: fn's results by positional arguments, in a SingleFlight of max_items values.
-    The wrapper has `ready(*args)`, `cache_clear()` and `flight` (the SingleFlight)."""
+    The wrapper has `ready(*args)`, `cache_clear()`, `cache_info()` and `flight` (the
+    SingleFlight)."""
 
     def wrap(fn: Callable[P, V]) -> Callable[P, V]:
         flight: SingleFlight[tuple, V] = SingleFlight(max_items=max_items)
@@ -154,6 +156,7 @@ def single_flight(max_items: int | None = None) -> Callable[[Callable[P, V]], Ca
 
         call.ready = lambda *args: args in flight  # type: ignore[attr-defined]
         call.cache_clear = flight.clear  # type: ignore[attr-defined]
+        call.cache_info = flight.stats  # type: ignore[attr-defined]
         call.flight = flight  # type: ignore[attr-defined]
         return call
 

@@ -13,6 +13,7 @@ Modules
   router    Routing (one layer's choice) and SelectionPolicy, shared by moe and providers
   providers ExpertProvider: AllResident, CacheProvider (ExpertCache over the shards)
   model     HybridLM: prefill, step (explicit DecodeState), greedy generate
+  manifest  the manifest without torch: ASSET_DIR, dims (shipped_dims), the weights' fingerprint
   weights   safetensors shards + sha256 manifest; load with clear errors
   train     `python -m core.model.train`: reproduces assets/model/
   trace     routing traces (.npz) and their (layer, expert) request trace

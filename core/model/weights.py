@@ -5,7 +5,8 @@ assets/model/
   experts-0000i-of-0000n.safetensors    routed experts, MODEL_TEMPLATE names, float32
   manifest.json                         dims, and sha256 + size of every shard
 `load_model` checks the manifest before reading a byte; any missing or corrupt file raises
-ModelWeightsError naming the file, the problem and the rebuild command.
+ModelWeightsError naming the file, the problem and the rebuild command. Reading the manifest
+itself needs no torch: core/model/manifest.py.
 """
 
 from __future__ import annotations
@@ -19,24 +20,19 @@ import torch
 from safetensors.numpy import save_file
 from safetensors.torch import load_file
 
-from core.model.config import ModelDims
+from core.model.manifest import (
+    ASSET_DIR,
+    MANIFEST,
+    REBUILD,
+    ModelWeightsError,
+    dims_of,
+    read_manifest,
+)
 from core.model.model import HybridLM
 from core.model.providers import MODEL_LAYOUT, expert_tensors
 
-ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "model"
-REBUILD = "python -m core.model.train"
-MANIFEST = "manifest.json"
 TRUNK = "trunk.safetensors"
 EXPERT_KEYS = ("moe.w1", "moe.w2", "moe.w3")
-
-
-class ModelWeightsError(RuntimeError):
-    """A shipped weight file is missing, corrupt or inconsistent; the message says how to fix."""
-
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(f"{path}: {problem}. Rebuild the weights with `{REBUILD}` "
-                         f"(about 15 minutes on 2 idle CPU cores).")
-        self.path = path
 
 
 def sha256(path: Path) -> str:
@@ -80,16 +76,6 @@ def save_model(model: HybridLM, directory: Path = ASSET_DIR, n_expert_shards: in
     return manifest
 
 
-def read_manifest(directory: Path = ASSET_DIR) -> dict[str, object]:
-    path = Path(directory) / MANIFEST
-    if not path.is_file():
-        raise ModelWeightsError(path, "manifest is missing")
-    try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ModelWeightsError(path, f"manifest is unreadable ({e})") from None
-
-
 def verify(directory: Path = ASSET_DIR) -> dict[str, object]:
     """Check every file of the manifest exists with its size and sha256; returns the manifest."""
     directory = Path(directory)
@@ -104,10 +90,6 @@ def verify(directory: Path = ASSET_DIR) -> dict[str, object]:
         if sha256(path) != meta["sha256"]:
             raise ModelWeightsError(path, "sha256 differs from the manifest (corrupt shard)")
     return manifest
-
-
-def dims_of(manifest: dict[str, object]) -> ModelDims:
-    return ModelDims(**manifest["dims"])
 
 
 def load_model(directory: Path = ASSET_DIR) -> HybridLM:

@@ -9,7 +9,8 @@ Modules, bottom up:
   config      RouteConfig (method, k, J, M, P, alpha, lam), validated, never clamped; KINDS
   ranking     the true ranking (ties to the lower id) by one SIMD sort of (score, id) keys:
               top_ranks, rank_order; input checks
-  select      select_experts (vectorised) and naive_select_experts (a per-row loop twin):
+  select      select_experts (vectorised) and naive_select_experts (a per-row loop twin),
+              prior_lift (cache_prior's ranking terms):
               topk, max_rank (colibri CACHE_ROUTE), cum_prob, cache_prior (arXiv:2412.00099)
   meters      per-row and per-layer swap, agree (= 1 - swap), dropped mass, L1 shift, KL
   policy      RoutePolicy: select_experts as the MoE's selection policy, meters per phase
@@ -24,7 +25,7 @@ Modules, bottom up:
   ceiling     LRU and Belady replay from a warm cache, per layer call (the frontier's ceiling)
   record      run_pass: one teacher-forced pass recorded per (step, layer): PassRecord
   speed       modelled tokens/s of a PassRecord from a compute time and a disk preset
-  sweep       the tab's precomputed sweep (python -m core.routing.sweep; assets/routing)
+The tab's grid and precomputed sweep: core.experiments.routing_grid, routing_sweep.
 
 Exports: RouteConfig, METHODS, KINDS, Selection, select_experts, naive_select_experts,
 top_ranks, RowMeters, LayerMeters, route_meters, RoutePolicy, Prefetcher, PrefetchMeters,
@@ -37,7 +38,7 @@ hypothesis-drawn scores and residency; nothing resident and everything resident 
 top-k; agree == 1 - swap exactly and the overlap counted independently equals k - swaps; the
 model with stock selection is bit-identical to the pre-routing MoE; prefetch leaves the
 output bit-identical; every arm is reproducible from its seed; LRU replay from the warm state
-equals the live cache's hits; a sample of the shipped sweep recomputes exactly.
+equals the live cache's hits (the shipped sweep: tests/core/experiments).
 """
 
 from core.routing.arm_report import ArmReport

@@ -56,7 +56,7 @@ from core.routing.ranking import (
     top_ranks,
 )
 
-__all__ = ["Selection", "naive_select_experts", "select_experts", "top_ranks"]
+__all__ = ["Selection", "naive_select_experts", "prior_lift", "select_experts", "top_ranks"]
 
 ROW_PATH = 4  # rows up to which a call is chosen row by row (decode calls have one)
 
@@ -110,6 +110,13 @@ def _window_fill(s: torch.Tensor, ranked: torch.Tensor, res: torch.Tensor, cfg: 
     return (*_fill(ranked[:, :m], res, window, cfg), window)
 
 
+def prior_lift(scores: torch.Tensor, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cache_prior's ranking terms: (log scores [N, E], scores floored at TINY first; the lift
+    [N, 1] a resident expert's log score gets, lam times the row's range of log scores)."""
+    logs = scores.clamp_min(TINY).log()  # [N, E]
+    return logs, lam * (logs.amax(1, keepdim=True) - logs.amin(1, keepdim=True))
+
+
 def _cache_prior(s: torch.Tensor, keys: torch.Tensor, ranked_keys: torch.Tensor,
                  resident: torch.Tensor, cfg: RouteConfig
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -118,9 +125,8 @@ def _cache_prior(s: torch.Tensor, keys: torch.Tensor, ranked_keys: torch.Tensor,
     keys: the true ranking's keys by expert id; ranked_keys: the same, sorted.
     """
     k = cfg.k
-    logs = s.clamp_min(TINY).log()  # [N, E]
-    span = logs.amax(1, keepdim=True) - logs.amin(1, keepdim=True)  # [N, 1]
-    z = logs + cfg.lam * span * resident.to(logs.dtype)  # [N, E]
+    logs, lift = prior_lift(s, cfg.lam)  # [N, E], [N, 1]
+    z = logs + lift * resident.to(logs.dtype)  # [N, E]
     picked = top_ranks(z, k)  # [N, k] best z', ties to the lower id
     mine = keys.gather(1, picked)  # [N, k] their true-ranking keys
     mine.numpy().sort(axis=1)  # true-rank order
@@ -151,9 +157,8 @@ def _choose_rows(s: torch.Tensor, resident: torch.Tensor, cfg: RouteConfig
         windows = [E] * N
     zs = None
     if cfg.method == "cache_prior" and cfg.lam != 0.0:
-        logs = s.clamp_min(TINY).log()  # [N, E]
-        span = logs.amax(1, keepdim=True) - logs.amin(1, keepdim=True)  # [N, 1]
-        zs = (logs + cfg.lam * span * resident.to(logs.dtype)).tolist()
+        logs, lift = prior_lift(s, cfg.lam)  # [N, E], [N, 1]
+        zs = (logs + lift * resident.to(logs.dtype)).tolist()
     ids, subst, kinds = [], [], []
     for n, order in enumerate(orders):
         if cfg.method in ("max_rank", "cum_prob"):

@@ -55,6 +55,7 @@ from core.prefix.cache import PrefixCache
 from core.prefix.hashing import check_prompt
 from core.serve.batch import StepBatch
 from core.serve.drafter import Drafter, PromptLookup
+from core.serve.limits import KDA_CHUNK, MAX_DRAFT, MAX_NEW, MAX_PROMPT
 from core.serve.memory import ADMISSIONS, Memory
 from core.serve.reports import (
     DecodeStep,
@@ -69,10 +70,6 @@ from core.serve.request import Request, Status
 from core.serve.scheduler import POLICIES, Scheduler
 from core.serve.speculative import LoadLog, propose, summarize
 
-KDA_CHUNK = 64  # checkpoints are captured at KDA chunk boundaries: pages are a multiple
-MAX_PROMPT = 1 << 20
-MAX_NEW = 1 << 16
-MAX_DRAFT = 8  # gamma: drafts per verify pass
 DEFAULTS = {"max_batch": 16, "max_step_tokens": 512, "prefill_chunk": 256, "policy": "mixed",
             "admission": "reserve", "invariant": True, "max_waiting": 64}
 Event = PrefillReport | DecodeStep | VerifyStep | GenerateReport

@@ -32,8 +32,8 @@ TAB = TabSpec(
     figures=(
         FigureSpec("policy_hit_rate_curve", "Hit rate vs capacity: LRU, LFU, Belady",
                    policy_hit_rate_curve, PARAMS),
-        FigureSpec("policy_trace", "The routing trace: skew and persistence", policy_trace,
-                   PARAMS),
+        FigureSpec("policy_trace", "The routing trace: skew and persistence",
+                   policy_trace, PARAMS),
         FigureSpec("policy_model_curve", "The same policies on the tiny model's real routing",
                    policy_model_curve, ("tokens",)),
     ),

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.errors import ParamError
+from core.experiments.cache_policies import check_geometry, curves
 from core.experts.policies import POLICIES
-from tabs.cache_policies.common import curves, plot_policies
+from tabs.cache_policies.common import plot_policies
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-
-
-def check_geometry(topk: int, n_experts: int) -> None:
-    if n_experts < topk + 1:
-        raise ParamError(f"n_experts must be >= topk + 1 = {topk + 1} for topk = {topk}, "
-                         f"got n_experts = {n_experts}")
 
 
 def policy_hit_rate_curve(skew: float, persistence: float, topk: int, n_experts: int,

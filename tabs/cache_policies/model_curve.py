@@ -1,78 +1,19 @@
 """Figure: the same policies on the shipped model's recorded routing (all layers, decode order).
 
-LRU is drawn at every capacity (from stack distances, one pass), so its cliff at the shortest
-reuse distance, (layers - 1) x top-k + 1, is never hidden between two samples; LFU and Belady
-are replayed at a sample of capacities that includes both sides of the cliff. X ticks fall on
+LRU is drawn at every capacity, so its cliff at the shortest reuse distance, (layers - 1) x
+top-k + 1, is never hidden between two samples; LFU and Belady at a sample of capacities that
+includes both sides of the cliff (core.experiments.cache_policies.model_curves). X ticks fall on
 whole tokens' working sets (layers x top-k).
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
-
 import numpy as np
 
-from core.experts import compulsory_ceiling, hit_rate_curve
-from core.experts.working_set import lru_cliff, lru_curve, token_working_set
-from core.model.trace import TRACE_FILE, load, request_trace
-from core.model.weights import ASSET_DIR
-from tabs.cache_policies.common import POLICY_STYLE, capacities
+from core.experiments.cache_policies import model_curves, model_requests
+from tabs.cache_policies.common import POLICY_STYLE
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelCurves:
-    tokens: int  # tokens replayed (at most the trace's)
-    layers: int  # MoE layers in the trace
-    n_experts: int  # experts per layer
-    topk: int
-    every: np.ndarray  # capacities 1..keys
-    lru: np.ndarray  # LRU hit rate at every capacity
-    sampled: np.ndarray  # capacities LFU and Belady are replayed at
-    rates: dict[str, np.ndarray]  # {"lfu", "belady"} at `sampled`
-    ceiling: float
-
-    @property
-    def keys(self) -> int:
-        return self.layers * self.n_experts
-
-    @property
-    def cliff(self) -> int:
-        return lru_cliff(self.layers, self.topk)
-
-    @property
-    def working_set(self) -> int:
-        return token_working_set(self.layers, self.topk)
-
-    def at(self, policy: str, c: int) -> float:
-        if policy == "lru":
-            return float(self.lru[c - 1])
-        return float(self.rates[policy][list(self.sampled).index(c)])
-
-
-@functools.lru_cache(maxsize=16)
-def model_requests(tokens: int) -> tuple[np.ndarray, int, int, int]:
-    """(requests of the first `tokens` tokens in decode order, layers, experts, top-k)."""
-    t = load(ASSET_DIR / TRACE_FILE)
-    n_tokens, n_layers, topk = t.chosen.shape
-    reqs = request_trace(t)[: min(tokens, n_tokens) * n_layers * topk]  # token, layer, rank
-    reqs.flags.writeable = False
-    return reqs, n_layers, t.n_experts, topk
-
-
-@functools.lru_cache(maxsize=16)
-def model_curves(tokens: int) -> ModelCurves:
-    reqs, n_layers, n_experts, topk = model_requests(tokens)
-    keys = n_layers * n_experts
-    every = np.arange(1, keys + 1)
-    cliff, ws = lru_cliff(n_layers, topk), token_working_set(n_layers, topk)
-    sampled = np.unique(np.concatenate([capacities(topk, keys), [cliff - 1, cliff, ws, keys // 2]]))
-    rates = hit_rate_curve(reqs, [int(c) for c in sampled], ("lfu", "belady"))
-    return ModelCurves(tokens=len(reqs) // (n_layers * topk), layers=n_layers, n_experts=n_experts,
-                       topk=topk, every=every, lru=lru_curve(reqs, every), sampled=sampled,
-                       rates=rates, ceiling=compulsory_ceiling(reqs))
 
 
 def policy_model_curve(tokens: int) -> FigureResult:

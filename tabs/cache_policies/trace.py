@@ -6,9 +6,8 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
+from core.experiments.cache_policies import check_geometry, trace
 from core.experts import repeats_previous
-from tabs.cache_policies.common import trace
-from tabs.cache_policies.hit_rate_curve import check_geometry
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 

@@ -4,12 +4,14 @@ communication against MLA's ring, on the lab's real engine."""
 
 from __future__ import annotations
 
+from core.experiments.scenes import GAMMAS
+from core.serve.prompts import KINDS
 from tabs.controls import Choice, Slider
 from tabs.engine.acceptance import engine_acceptance
-from tabs.engine.common import GAMMAS, KINDS
-from tabs.engine.context import RANKS, engine_cp
+from tabs.engine.common import MAX_PASSES, RANKS
+from tabs.engine.context import engine_cp
 from tabs.engine.live import engine_speedup
-from tabs.engine.timeline import MAX_PASSES, engine_timeline
+from tabs.engine.timeline import engine_timeline
 from tabs.spec import FigureSpec, LiveSpec, Preset, TabSpec
 
 TAB = TabSpec(

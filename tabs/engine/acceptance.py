@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from matplotlib.ticker import FixedLocator, PercentFormatter
 
-from tabs.engine.common import GAMMAS, KIND_STYLE, sweep
+from core.experiments.engine import sweep
+from core.experiments.scenes import GAMMAS
+from tabs.engine.common import KIND_STYLE
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
 

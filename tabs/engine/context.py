@@ -12,14 +12,14 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from core.kda.parallel import CPGeometry, cp_crossover, cp_sweep, k3_cp, toy_cp
+from core.model.manifest import shipped_dims as dims
 from tabs.axes import plain_log
+from tabs.engine.common import RANKS
 from tabs.figure import FigureResult, is_presenting, lab_figure, layout_edge
-from tabs.model.common import dims
 from tabs.palette import ROLE
 from tabs.units import fmt_bytes
 
 TOKENS = {"toy": (2**6, 2**16), "K3": (2**10, 2**22)}  # sequence lengths drawn, per geometry
-RANKS = (2, 64)  # the slider's range
 GEO_COLOR = {"toy": ROLE["neutral"], "K3": ROLE["reference"]}
 # Normal mode places the panels by hand as constrained layout did (figure fractions, within 1e-6
 # at every P): fixed left, bottom and height, fixed gaps, widths 1.15 : 1.15 : 0.8. Only the

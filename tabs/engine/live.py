@@ -3,18 +3,14 @@ now on this machine for the chosen prompt kind and draft length."""
 
 from __future__ import annotations
 
-from core.serve.compare import compare_decoding
-from core.serve.prompts import prompt
-from tabs.engine.common import N_NEW
-from tabs.model.common import model
+from core.experiments.engine import REPEAT, speedup_now
+from core.experiments.scenes import N_NEW
 from tabs.spec import Progress, no_progress
-
-REPEAT = 2  # runs of each side; the fastest is kept (a busy machine only slows a run down)
 
 
 def engine_speedup(draft_len: int, kind: str, progress: Progress = no_progress) -> str:
-    c = compare_decoding(model(), prompt(kind), N_NEW, draft_len, REPEAT,
-                         on_round=lambda i, n: progress(i, n, "plain, then speculative decoding"))
+    c = speedup_now(draft_len, kind,
+                    on_round=lambda i, n: progress(i, n, "plain, then speculative decoding"))
     plain, spec = c.plain, c.spec
     assert spec.spec is not None
     return (

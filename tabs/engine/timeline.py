@@ -10,15 +10,15 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from tabs.engine.common import N_NEW, run
+from core.experiments.engine import run
+from core.model.manifest import shipped_dims as dims
+from tabs.engine.common import MAX_PASSES
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.model.common import dims
 from tabs.palette import ROLE
 from tabs.units import KIB, fmt_bytes
 
 EMPTY, PENDING, ACCEPTED, REJECTED = range(4)
 CELLS = ListedColormap([ROLE["empty"], ROLE["neutral"], ROLE["accepted"], ROLE["rejected"]])
-MAX_PASSES = N_NEW  # a pass emits at least one byte: the pass slider's maximum
 DIM = 0.78  # white veil over the passes still to come
 
 

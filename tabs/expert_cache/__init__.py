@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.experts.scenarios import MAX_TOPK, SCENARIOS
+from core.experiments.expert_cache import SLOTS
+from core.experts.scenarios import MAX_TOPK, SCENARIOS, STRIDE
 from tabs.controls import Choice, Slider
-from tabs.expert_cache.common import SLOTS
 from tabs.expert_cache.counters import cache_counters
 from tabs.expert_cache.hit_rates import cache_hit_rates, cache_scenarios
 from tabs.expert_cache.slot_map import cache_slot_map
@@ -17,7 +17,9 @@ TAB = TabSpec(
     id="expert_cache",
     title="Expert cache",
     controls=(
-        SLOTS,
+        Slider(name="slots", label=f"Slots (budget = slots × {STRIDE:,} B)", minimum=SLOTS[0],
+               maximum=SLOTS[1], value=8, demo=6,
+               info="The hero: fewer slots, more evictions. Must be at least top-k + 1."),
         Choice("scenario", "Scenario", SCENARIOS, "consume one only", demo="reset window"),
         Slider(name="topk", label="Top-k (experts per token)", minimum=1, maximum=MAX_TOPK, value=4,
                demo=2, max_from="slots", max_offset=-1,

@@ -1,18 +1,12 @@
-"""Shared by the expert-cache figures: the slots control, the scenario run behind the controls,
-and cell colours."""
+"""Shared by the expert-cache figures: text size and cell colours. The run they draw:
+core.experiments.expert_cache."""
 
 from __future__ import annotations
 
 from matplotlib.colors import to_rgb
 
-from core.experts.scenarios import STRIDE, Cell, ScenarioRun, check_slots, run_scenario
-from tabs.controls import Slider
+from core.experts.scenarios import Cell
 from tabs.palette import ROLE
-
-SLOTS = Slider(name="slots", label=f"Slots (budget = slots × {STRIDE:,} B)", minimum=5,
-               maximum=16, value=8, demo=6,
-               info="The hero: fewer slots, more evictions. Must be at least top-k + 1.")
-
 
 FS = 9  # the smallest text on these figures (pt): legible at a 1024-px browser width
 
@@ -20,13 +14,6 @@ FS = 9  # the smallest text on these figures (pt): legible at a 1024-px browser 
 def legible(ax) -> None:
     """Tick labels at FS at least (the lab style draws them at 8 pt)."""
     ax.tick_params(labelsize=FS)
-
-
-def scenario_run(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> ScenarioRun:
-    """The recorded run for these controls (slots checked against topk and the slider's range
-    first, by name; the engine itself allows up to 24)."""
-    check_slots(slots, topk, int(SLOTS.maximum))
-    return run_scenario(scenario, slots, topk, schedule, seed)
 
 
 def cell_role(c: Cell) -> str:

@@ -7,9 +7,10 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from core.experiments.expert_cache import scenario_run
 from core.experts.scenarios import EXPERT_BYTES
 from core.experts.scenarios.progress import progress
-from tabs.expert_cache.common import FS, legible, scenario_run, tint
+from tabs.expert_cache.common import FS, legible, tint
 from tabs.expert_cache.slot_map import where_words
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE

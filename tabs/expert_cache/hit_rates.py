@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Patch
 
+from core.experiments.expert_cache import scenario_run
 from core.experts.scenarios import SCENARIOS, run_totals, window_rates
-from tabs.expert_cache.common import FS, legible, scenario_run, tint
+from tabs.expert_cache.common import FS, legible, tint
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 

@@ -14,8 +14,9 @@ from matplotlib.path import Path
 from matplotlib.text import TextPath
 from matplotlib.transforms import Affine2D, ScaledTranslation
 
+from core.experiments.expert_cache import scenario_run
 from core.experts.scenarios.progress import Progress, progress
-from tabs.expert_cache.common import FS, cell_role, legible, scenario_run, tint
+from tabs.expert_cache.common import FS, cell_role, legible, tint
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
 

@@ -8,42 +8,26 @@ shades only what lies above that bound.
 
 from __future__ import annotations
 
-import math
-from functools import lru_cache
-
 import numpy as np
 from matplotlib.patches import Patch
 
-from core.fleet.ring import bounded_capacity
-from core.fleet.spread_arrays import BoundedRun, bounded_sweep
+from core.experiments.fleet_ring import (
+    C_GRID,
+    PREFIXES,
+    REQUESTS,
+    bound_over_mean,
+    bounded_at,
+    bounded_sweep_of,
+)
 from tabs.figure import FigureResult, lab_figure, snap_layout
 from tabs.fleet_ring.common import cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
-C_GRID = tuple(round(1.0 + 0.1 * i, 2) for i in range(11))
 ZIPF = ((0.0, "uniform keys", "#0072B2"), (1.2, "Zipf s = 1.2", "#E69F00"))
 HOT_S = 1.2  # the per-cluster panel shows the skewed workload, where the bound matters most
-PREFIXES, REQUESTS = 200, 2000
 Y_TOP = 4.0
 C_FINE = np.linspace(1.0, 2.0, 401)  # the bound drawn as a staircase, exact at each point and
 # held over the interval to its left (where="pre"), so it never shades an attainable load
-
-
-def bound_over_mean(c: float, clusters: int, requests: int = REQUESTS) -> float:
-    """ceil(c x mean) / mean: the most any cluster can hold after `requests` placements."""
-    return bounded_capacity(requests - 1, clusters, c) / (requests / clusters)
-
-
-@lru_cache(maxsize=32)
-def _sweep(zipf_s: float, clusters: int, vnodes: int, seed: int) -> tuple[BoundedRun, ...]:
-    """C_GRID then c = inf (the plain ring) for one Zipf draw; c itself is drawn separately."""
-    return tuple(bounded_sweep(C_GRID + (math.inf,), zipf_s, clusters, vnodes, PREFIXES, REQUESTS,
-                               seed, draw=seed))
-
-
-def _at(zipf_s: float, c: float, clusters: int, vnodes: int, seed: int) -> BoundedRun:
-    return bounded_sweep((c,), zipf_s, clusters, vnodes, PREFIXES, REQUESTS, seed, draw=seed)[0]
-
 
 def _tag(s: float) -> str:
     return f"s{s:g}".replace(".", "_")
@@ -51,7 +35,8 @@ def _tag(s: float) -> str:
 
 def fleet_ring_bounded(vnodes: int, clusters: int, c: float, seed: int) -> FigureResult:
     """One point: with the bound, no cluster ends above the cap (the skewed workload)."""
-    hot, free = _at(HOT_S, c, clusters, vnodes, seed), _sweep(HOT_S, clusters, vnodes, seed)[-1]
+    hot = bounded_at(HOT_S, c, clusters, vnodes, seed)
+    free = bounded_sweep_of(HOT_S, clusters, vnodes, seed)[-1]
     mean = REQUESTS / clusters
     with lab_figure(3.6) as fig:
         ax = fig.subplots()
@@ -85,8 +70,8 @@ def fleet_ring_bounded(vnodes: int, clusters: int, c: float, seed: int) -> Figur
 
 def fleet_ring_bounded_tradeoff(vnodes: int, clusters: int, c: float, seed: int) -> FigureResult:
     """Two points, a panel each: a tighter c lowers the hottest load, and spills keys."""
-    sweeps = {s: _sweep(s, clusters, vnodes, seed) for s, _, _ in ZIPF}
-    now = {s: _at(s, c, clusters, vnodes, seed) for s, _, _ in ZIPF}
+    sweeps = {s: bounded_sweep_of(s, clusters, vnodes, seed) for s, _, _ in ZIPF}
+    now = {s: bounded_at(s, c, clusters, vnodes, seed) for s, _, _ in ZIPF}
     cs = np.array(C_GRID)
     with lab_figure(3.8) as fig:
         balance, affinity = fig.subplots(1, 2)

@@ -5,15 +5,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.colors import ListedColormap
 
+from core.experiments.fleet_ring import EXAMPLE_KEY, ring_layout
 from core.fleet.metrics import load_stats
-from core.fleet.ring_arrays import (
-    keyspace_shares,
-    primary_points,
-    ring_view,
-    route_counts,
-    route_keys,
-    session_array,
-)
 from core.fleet.spread import rule_of_thumb_cv
 from tabs.figure import FigureResult, lab_figure, snap_layout
 from tabs.fleet_ring.common import cluster_colors, cluster_labels
@@ -21,7 +14,6 @@ from tabs.palette import ROLE
 
 ARC_BINS = 2048  # angular resolution of the drawn arcs (0.18 degrees); shares are exact
 TWO_PI = 2 * np.pi
-EXAMPLE_KEY = 0  # "session-0" is traced from its position to its primary and secondary
 
 
 def _theta(positions: np.ndarray) -> np.ndarray:
@@ -29,17 +21,10 @@ def _theta(positions: np.ndarray) -> np.ndarray:
 
 
 def fleet_ring_layout(vnodes: int, clusters: int, sessions: int, seed: int) -> FigureResult:
-    view = ring_view(clusters, vnodes, seed)
-    shares = keyspace_shares(view)  # (N,)
-    hashes = session_array(sessions)
-    counts = route_counts(view, hashes)
+    lay = ring_layout(vnodes, clusters, sessions, seed, ARC_BINS)
+    view, shares, counts, key = lay.view, lay.shares, lay.counts, lay.key
+    primary, secondary, arc_owner = lay.primary, lay.secondary, lay.arc_owner
     colors = cluster_colors(clusters)
-    key = hashes[EXAMPLE_KEY : EXAMPLE_KEY + 1]
-    primaries, secondaries = route_keys(view, key)
-    primary, secondary = int(primaries[0]), int(secondaries[0])
-
-    centers = ((np.arange(ARC_BINS) + 0.5) / ARC_BINS * 2.0**64).astype(np.uint64)
-    arc_owner = view.owners[primary_points(view, centers)]  # (ARC_BINS,)
     fair = 100.0 / clusters
     with lab_figure(4.6) as fig:
         gs = fig.add_gridspec(1, 2, width_ratios=[1.0, 1.25])

@@ -6,9 +6,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
+from core.experiments.fleet_ring import REMOVED, SWEEP_V
 from core.fleet.spread_arrays import removal_sweep, removal_view
 from tabs.figure import FigureResult, is_presenting, lab_figure, snap_layout
-from tabs.fleet_ring.common import REMOVED, SWEEP_V, cluster_colors, cluster_labels
+from tabs.fleet_ring.common import cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
 CHECK = {True: "✓", False: "✗"}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.experiments.fleet_ring import DRAWS, SEED_VNODES, SWEEP_V
 from core.fleet.metrics import load_stats
 from core.fleet.ring_arrays import keyspace_shares, ring_view, route_counts, session_array
 from core.fleet.spread import noise_floor_cv, rule_of_thumb_cv
 from core.fleet.spread_arrays import session_sweep, share_sweep
 from tabs.figure import FigureResult, lab_figure, snap_layout
-from tabs.fleet_ring.common import DRAWS, SEED_VNODES, SWEEP_V
 from tabs.palette import ROLE
 
 EXACT = "#0072B2"  # this ring's exact keyspace shares

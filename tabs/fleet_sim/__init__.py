@@ -3,12 +3,12 @@ load, failover, router bake-off."""
 
 from __future__ import annotations
 
+from core.experiments.fleet_sim import AT_MAX, FAIL_AT, SEED
 from core.fleet.routers import ROUTERS
 from tabs.controls import Choice, Slider
 from tabs.fleet_sim.bakeoff import fleet_sim_bakeoff
 from tabs.fleet_sim.budgets import fleet_sim_budgets
 from tabs.fleet_sim.capacity import fleet_sim_capacity
-from tabs.fleet_sim.common import AT_MAX, FAIL_AT, SEED
 from tabs.fleet_sim.load import fleet_sim_load
 from tabs.fleet_sim.timeline import fleet_sim_timeline
 from tabs.spec import FigureSpec, Preset, TabSpec
@@ -41,7 +41,8 @@ TAB = TabSpec(
     more=("seed",),
     figures=(
         FigureSpec("fleet_sim_budgets", "Class budgets under a long burst: right vs wrong metrics",
-                   fleet_sim_budgets, ("long_burst", "long_budget", "seed")),
+                   fleet_sim_budgets,
+                   ("long_burst", "long_budget", "seed")),
         FigureSpec("fleet_sim_capacity",
                    "Capacity: goodput vs offered load per router, with and without the failure",
                    fleet_sim_capacity, ("rate", "router")),

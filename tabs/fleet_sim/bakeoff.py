@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 
+from core.experiments.fleet_sim import DOWN_S, FAIL_CLUSTER, fleet_run
 from core.fleet.bakeoff import pareto_front
 from core.fleet.routers import ROUTERS
 from tabs.figure import FigureResult, lab_figure, snap_layout
-from tabs.fleet_sim.common import DOWN_S, FAIL_CLUSTER, ROUTER_MARKERS, fleet_run
+from tabs.fleet_sim.common import ROUTER_MARKERS
 from tabs.palette import ROLE
 
 MARKERS = ROUTER_MARKERS

@@ -16,12 +16,13 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from core.experiments.fleet_sim import BURST_S, MODES, budget_runs
 from core.fleet.budgets import CLASSES
 from core.fleet.config import DEMO_BUDGET
 from core.fleet.metrics import SEED_SENTINEL, naive_p95_by_class
 from core.fleet.result import SimResult
 from tabs.figure import FigureResult, is_presenting, lab_figure, snap_layout
-from tabs.fleet_sim.common import BURST_S, CLASS_COLORS, MODES, budget_runs
+from tabs.fleet_sim.common import CLASS_COLORS
 from tabs.palette import ROLE
 
 W = 0.4

@@ -1,66 +1,31 @@
 """Figure: goodput against offered load per router, with and without the failure, and the hit
 rate and prefill load behind it: a fleet's capacity is set by how much prefill its router saves.
 
-The sweep runs the failover scene's trace recipe (default trace seed, default failure time) at
-every rate of RATES under every router, twice: once healthy, once with c0 down. It is computed
-once per process (core.fleet.capacity.load_sweep caches it); a redraw only moves the marker and
-the highlighted router.
+The sweep (core.experiments.fleet_sim.capacity_sweeps) runs the failover scene's trace recipe
+(default trace seed, default failure time) at every rate of RATES under every router, twice:
+once healthy, once with c0 down. It is computed once per process; a redraw only moves the
+marker and the highlighted router.
 """
 
 from __future__ import annotations
 
 import math
-import threading
-from dataclasses import replace
-from functools import lru_cache
 
 import numpy as np
 from matplotlib.lines import Line2D
 
-from core.fleet.capacity import LoadSweep, load_sweep
-from core.fleet.config import DEMO_TRACE
+from core.experiments.fleet_sim import DOWN_S, FAIL_AT, FAIL_CLUSTER, RATES, SEED, capacity_sweeps
 from core.fleet.routers import ROUTERS
 from tabs.figure import FigureResult, is_presenting, lab_figure, snap_layout
-from tabs.fleet_sim.common import (
-    DOWN_S,
-    FAIL_AT,
-    FAIL_CLUSTER,
-    ROUTER_COLORS,
-    ROUTER_MARKERS,
-    SEED,
-    fleet_config,
-)
+from tabs.fleet_sim.common import ROUTER_COLORS, ROUTER_MARKERS
 from tabs.palette import ROLE
 
-# requests / s: the slider's 20-80 and beyond; dense where cache-blind routers saturate (each
-# point costs 2 x 5 runs of rate x 40 s requests: the sum of the rates sets the sweep's cost)
-RATES = (20, 40, 60, 70, 80, 100)
 LOAD_TOP = 2.0  # prefill-load axis top; larger loads sit on the edge (none at the defaults)
 # Normal mode's panels (figure fractions, left/bottom/width/height): where constrained layout put
 # them. Nothing around them depends on the sliders (fixed titles, labels and axis limits: the
 # sweep is computed once), so the layout is the same at every rate and router.
 RECTS = ((0.0544, 0.1061, 0.3216, 0.838), (0.4346, 0.1061, 0.2474, 0.838),
          (0.7465, 0.1061, 0.2474, 0.838))
-
-
-_LOCK = threading.Lock()  # single flight: the warm-up thread and a first draw share one run
-
-
-def sweeps() -> tuple[LoadSweep, LoadSweep]:
-    """(healthy, with c0 down FAIL_AT to FAIL_AT + DOWN_S) on trace seed SEED, every router."""
-    with _LOCK:
-        return _sweeps()
-
-
-def sweeps_ready() -> bool:
-    return _sweeps.cache_info().currsize > 0
-
-
-@lru_cache(maxsize=1)
-def _sweeps() -> tuple[LoadSweep, LoadSweep]:
-    failing = fleet_config(ROUTERS[0], FAIL_AT)  # load_sweep sets the router of each row
-    trace = replace(DEMO_TRACE, seed=SEED)
-    return load_sweep(RATES, trace, failing.without_failure()), load_sweep(RATES, trace, failing)
 
 
 def _style(router: str, picked: str) -> dict[str, object]:
@@ -71,7 +36,7 @@ def _style(router: str, picked: str) -> dict[str, object]:
 
 
 def fleet_sim_capacity(rate: int, router: str) -> FigureResult:
-    healthy, failed = sweeps()
+    healthy, failed = capacity_sweeps()
     x = np.array(RATES, dtype=float)
     with lab_figure(4.2) as fig:
         if is_presenting():

@@ -10,9 +10,9 @@ import numpy as np
 from matplotlib.colors import PowerNorm
 from matplotlib.patches import Rectangle
 
+from core.experiments.fleet_sim import AT_MAX, DOWN_S, FAIL_CLUSTER, cursor_words, fleet_run
 from tabs.figure import FigureResult, lab_figure, snap_layout
 from tabs.fleet_ring.common import cluster_colors
-from tabs.fleet_sim.common import AT_MAX, DOWN_S, FAIL_CLUSTER, cursor_words, fleet_run
 from tabs.palette import ROLE
 
 LOAD_MAX = 16  # colour scale top at least: outstanding requests per cluster (sqrt scale)

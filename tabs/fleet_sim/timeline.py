@@ -8,16 +8,10 @@ import math
 
 import numpy as np
 
+from core.experiments.fleet_sim import AT_MAX, DOWN_S, FAIL_CLUSTER, cursor_words, fleet_run
 from core.fleet.failover import failover_windows, windowed_percentile
 from tabs.figure import FigureResult, lab_figure, snap_layout
-from tabs.fleet_sim.common import (
-    AT_MAX,
-    CLASS_COLORS,
-    DOWN_S,
-    FAIL_CLUSTER,
-    cursor_words,
-    fleet_run,
-)
+from tabs.fleet_sim.common import CLASS_COLORS
 from tabs.palette import ROLE
 
 WINDOW_S = 2.5

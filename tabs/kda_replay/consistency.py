@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.experiments.kda_replay import conv_check, replay_check
 from core.speculative.oracles import token_norms
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.kda_replay.common import conv_check, replay_check
 from tabs.palette import ROLE
 
 

@@ -4,25 +4,19 @@ Left: snapshot ÷ replay bytes held for a whole verify step (the committed state
 positions, the short-conv window) against γ, beside the per-position ratio and the ceiling
 1 + γ that no per-position ratio can lift. Right: the per-position ratio against the state
 size, without and with the conv row both schemes keep. One convention throughout
-(tabs.kda_replay.common).
+(core.experiments.kda_replay).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from core.dims import K3
+from core.experiments.kda_replay import k3_bytes, toy_bytes
 from core.speculative import held_saving
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.kda_replay.common import (
-    CONVENTION,
-    DRAFTS,
-    K3,
-    k3_bytes,
-    k3_label,
-    toy_bytes,
-    toy_label,
-)
+from tabs.kda_replay.common import CONVENTION, DRAFTS, k3_label, toy_label
 from tabs.palette import ROLE
 
 WIDTHS = np.array([8, 16, 32, 64, 128, 256])

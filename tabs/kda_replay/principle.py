@@ -2,7 +2,7 @@
 
 A verify step runs a window of γ + 1 positions: the bonus token b the previous step emitted,
 then γ drafts. n accepted drafts commit n + 1 positions. Bytes per layer and sequence under the
-tab's convention (tabs.kda_replay.common), from core.speculative.rollback's outcomes.
+tab's convention (core.experiments.kda_replay), from core.speculative.rollback's outcomes.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import numpy as np
 from matplotlib.patches import FancyBboxPatch, Patch
 
 from core.errors import check_int
+from core.experiments.kda_replay import toy_bytes
 from core.speculative import replay_outcome, snapshot_outcome
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.kda_replay.common import CONVENTION, toy_bytes, toy_label
+from tabs.kda_replay.common import CONVENTION, toy_label
 from tabs.palette import ROLE
 from tabs.units import KIB
 

@@ -2,16 +2,19 @@
 
 Held counts the whole bill of every KDA layer (committed state, γ + 1 positions, the short-conv
 window); moved is the expected bytes written plus read per verify step, one layer, under the
-per-token acceptance model of core.speculative.rollback. One convention (tabs.kda_replay.common).
+per-token acceptance model of core.speculative.rollback. One convention
+(core.experiments.kda_replay).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from core.dims import K3
+from core.experiments.kda_replay import k3_bytes
 from core.speculative import replay_ledger, snapshot_ledger
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.kda_replay.common import CONVENTION, DRAFTS, K3, k3_bytes, k3_label
+from tabs.kda_replay.common import CONVENTION, DRAFTS, k3_label
 from tabs.palette import ROLE
 from tabs.units import MIB
 

@@ -28,7 +28,8 @@ TAB = TabSpec(
                    model_expert_usage, ("layer",)),
         FigureSpec("model_sample", "A greedy sample, tinted by expert",
                    model_sample, ("layer", "domain", "sample_len")),
-        FigureSpec("model_training", "Training curve against the baselines", model_training, ()),
+        FigureSpec("model_training", "Training curve against the baselines",
+                   model_training, ()),
     ),
     more=("sample_len",),  # folded under "More controls"
     presets=(

@@ -7,9 +7,9 @@ from matplotlib.patches import FancyBboxPatch
 
 from core.errors import check_int
 from core.model.info import serving_bytes
+from core.model.manifest import shipped_dims as dims
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.model.common import dims
 from tabs.palette import ROLE
 
 MB = 1e6

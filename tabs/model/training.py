@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.experiments.shipped import record
+from core.model.corpus import DOMAINS
 from tabs.figure import FigureResult, lab_figure
-from tabs.model.common import DOMAINS, record
 from tabs.palette import ROLE
 
 # (eval.json key, label, line style, colour): the model first, then baselines weakest last.

@@ -4,27 +4,23 @@ against the ceiling H(domain) and a shuffle baseline)."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from core.experiments.model import information
+from core.experiments.shipped import trace
+from core.model.corpus import DOMAINS
+from core.model.manifest import shipped_dims as dims
 from core.model.trace import RECORD_WINDOW
-from core.model.usage import Specialisation, domain_usage, specialisation
+from core.model.usage import Specialisation, domain_usage
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.model.common import DOMAINS, dims, trace
 from tabs.palette import ROLE
 
 # Normal mode's axes (left, bottom, width, height as figure fractions): the heat map with its
 # domain labels, its colour bar and label, then the information bars with theirs.
 BOXES = {"heat": (0.071, 0.114, 0.473, 0.778), "colorbar": (0.568, 0.153, 0.0137, 0.700),
          "bars": (0.700, 0.114, 0.296, 0.778)}
-
-
-@functools.cache
-def information() -> Specialisation:
-    return specialisation(trace(), len(DOMAINS))
 
 
 def _bars(ax, s: Specialisation, layer: int, d, present: bool) -> None:

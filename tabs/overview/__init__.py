@@ -4,16 +4,16 @@ fleet ring's choice of cluster, each stage naming the tab that teaches it."""
 
 from __future__ import annotations
 
-from core.serve.engine import MAX_DRAFT
-from core.serve.overview import MAX_CLUSTERS
+from core.experiments.scenes import MAX_CLUSTERS
+from core.model.manifest import shipped_dims
+from core.serve.limits import MAX_DRAFT
 from core.serve.prompts import KINDS
 from tabs.controls import Check, Choice, Slider
-from tabs.model.common import dims
 from tabs.overview.layers import overview_layers
 from tabs.overview.path import overview_path
 from tabs.spec import FigureSpec, Preset, TabSpec
 
-_d = dims()
+_d = shipped_dims()
 SERVED = ("draft_len", "kind", "capacity", "warm")
 
 TAB = TabSpec(

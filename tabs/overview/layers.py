@@ -9,10 +9,9 @@ from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Patch
 
-from core.serve.overview import PHASES
+from core.experiments.overview import PHASES, path
+from core.model.manifest import shipped_dims as dims
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.model.common import dims
-from tabs.overview.common import path
 from tabs.palette import ROLE
 
 # Normal mode: the axes where constrained layout put them (heat map, bars, colour bar; the same

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from core.serve.overview import PHASES, VNODES, RequestPath
+from core.experiments.overview import PHASES, VNODES, RequestPath, path
+from core.model.manifest import shipped_dims as dims
 from tabs.figure import FigureResult, lab_figure
-from tabs.model.common import dims
-from tabs.overview.common import STAGES, path
+from tabs.overview.common import STAGES
 from tabs.palette import ROLE
 from tabs.units import fmt_bytes
 

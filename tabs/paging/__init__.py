@@ -3,8 +3,8 @@ which grow with the sequence, and KDA state, a constant page group per layer."""
 
 from __future__ import annotations
 
+from core.experiments.scenes import MAX_TOKENS
 from tabs.controls import Choice, Slider
-from tabs.paging.common import MAX_TOKENS
 from tabs.paging.growth import paging_growth
 from tabs.paging.ledger import paging_ledger
 from tabs.paging.pack import paging_pack

@@ -3,11 +3,13 @@ grow, KDA page groups do not), and the pages in use at every length up to the sl
 
 from __future__ import annotations
 
+from core.experiments.paging import growth, stored
+from core.experiments.scenes import MAX_TOKENS, POOL_PAGES
+from core.model.manifest import shipped_dims as dims
 from core.paging.ledger import toy_geometry
 from core.paging.pool import PageKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.glyphs import labels as glyph_labels
-from tabs.paging.common import MAX_TOKENS, POOL_PAGES, dims, growth, stored
 from tabs.palette import ROLE
 
 KIND_COLOUR = {PageKind.MLA_KV: ROLE["mla"], PageKind.KDA_STATE: ROLE["kda"]}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Rectangle
 
+from core.experiments.paging import TEXT, roundtrip
 from tabs.figure import FigureResult, is_presenting, lab_figure
-from tabs.paging.common import TEXT, roundtrip
 from tabs.palette import ROLE
 from tabs.units import KIB
 

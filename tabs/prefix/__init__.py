@@ -3,8 +3,8 @@ two-stage lookup, its presets, and the spacing staircase, on a real engine."""
 
 from __future__ import annotations
 
+from core.experiments.scenes import MAX_LOOKUP_STEPS, PRESETS, SPACINGS
 from tabs.controls import Choice, Slider
-from tabs.prefix.common import MAX_LOOKUP_STEPS, PRESETS, SPACINGS
 from tabs.prefix.live import prefix_time_saved
 from tabs.prefix.lookup import prefix_lookup
 from tabs.prefix.presets import prefix_presets

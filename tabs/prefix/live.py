@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tabs.prefix.common import time_saved_now
+from core.experiments.prefix import time_saved_now
 from tabs.spec import Progress, no_progress
 
 

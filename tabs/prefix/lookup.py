@@ -7,10 +7,12 @@ from __future__ import annotations
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
+from core.experiments.prefix import runs
+from core.experiments.scenes import MAX_LOOKUP_STEPS
 from core.prefix import entries as E
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.prefix.common import MAX_LOOKUP_STEPS, REASON_WORDS, runs
+from tabs.prefix.common import REASON_WORDS
 
 Y_CACHE, Y_REQ, Y_STAGE2, Y_OUT = 3.3, 2.1, 1.05, 0.0
 H = 0.7

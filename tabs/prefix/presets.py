@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.experiments.prefix import runs
+from core.experiments.scenes import PRESETS
 from core.tolerances import FP32_DECODE_MAX_ABS
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.prefix.common import PRESETS, runs
 
 FLOOR = 1e-9  # where an exact 0 is drawn on the log axis
 # NOTE: a nonzero difference within the tolerance is fp32 rounding, and its size depends on the

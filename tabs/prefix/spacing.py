@@ -4,9 +4,10 @@ checkpoint groups against the mean reusable prefix."""
 
 from __future__ import annotations
 
+from core.experiments.prefix_spacing import sweep
+from core.experiments.scenes import SHARED, SPACINGS
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.prefix.common import SHARED, SPACINGS, sweep
 
 
 def _staircase(ax, sw, k: int) -> None:

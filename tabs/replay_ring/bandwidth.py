@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from core.dims import K3
+from core.experiments.replay_ring import session
 from core.speculative.bounds import K3_GATE_LOWER_BOUND, max_ring_for_gate, ring_schedule
 from core.speculative.session import Traffic, accepted_draws
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.replay_ring.common import MAX_CAPACITY, fixed_ticks, session
+from tabs.replay_ring.common import MAX_CAPACITY, fixed_ticks
 from tabs.units import GIB
 
 SHORT = {"snap_written": "snapshot: written", "snap_read": "snapshot: read",

@@ -1,12 +1,12 @@
-"""The session every Replay ring figure draws, cached per parameter set (a pure function)."""
+"""The look shared by the Replay ring figures (slot colours and labels, the veil over steps
+still to come, fixed ticks) and the ranges of the tab's sliders. The session they draw:
+core.experiments.replay_ring."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from matplotlib.ticker import MaxNLocator
 
-from core.speculative.session import ReplaySession, SessionParams, SlotKind, run_session
+from core.speculative.session import SlotKind
 from tabs.palette import ROLE
 
 KIND_COLOUR = {
@@ -33,14 +33,6 @@ def shown_steps(step: int, steps: int) -> tuple[int, str]:
         return step, f"steps 1-{step} of {steps}"
     past = f" (asked for {step})" if step > steps else ""
     return steps, f"steps 1-{steps} of {steps}: all{past}"
-
-
-@lru_cache(maxsize=32)
-def session(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,
-            dtype: str = "float64") -> ReplaySession:
-    """Read-only: figures must never mutate the tensors of a cached session."""
-    return run_session(SessionParams(capacity=capacity, draft_len=draft_len,
-                                     accept_rate=accept_rate, steps=steps, seed=seed, dtype=dtype))
 
 
 def fixed_ticks(axis, lo: float, hi: float, nbins: int = 6, integer: bool = False) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.experiments.replay_ring import session
 from core.speculative.oracles import SESSION_CHUNK, check_session, token_norms
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.replay_ring.common import fixed_ticks, session
+from tabs.replay_ring.common import fixed_ticks
 
 
 def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,

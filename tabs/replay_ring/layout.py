@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from matplotlib.patches import FancyBboxPatch, Patch
 
+from core.experiments.replay_ring import session
 from core.speculative.session import SlotKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, session, shown_steps
+from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, shown_steps
 from tabs.replay_ring.timeline import SHORT_LABEL
 
 SLOT_Y, ROW_Y, W, HGT = 2.0, 0.0, 0.84, 0.62

@@ -9,11 +9,12 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
+from core.experiments.replay_ring import session
 from core.speculative.session import SlotKind
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.glyphs import labels
 from tabs.palette import ROLE
-from tabs.replay_ring.common import DIM, KIND_COLOUR, KIND_LABEL, fixed_ticks, session, shown_steps
+from tabs.replay_ring.common import DIM, KIND_COLOUR, KIND_LABEL, fixed_ticks, shown_steps
 
 KINDS = tuple(SlotKind)
 TEXT_MAX_STEPS, TEXT_MAX_SLOTS = 24, 16

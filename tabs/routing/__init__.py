@@ -1,14 +1,22 @@
 """Tab: Cache-aware routing. The two levers of disk-streamed MoE on the tiny model, closed
 loop: routing (take a resident expert instead of a cold one; changes the output) and
 prefetch (load the next layer's experts ahead; changes only placement). Every figure reads
-the precomputed sweep (assets/routing, rebuilt by `python -m core.routing.sweep`); the rank
-strip runs select_experts live."""
+the precomputed sweep (assets/routing, rebuilt by `python -m core.experiments.routing_sweep`);
+the rank strip runs select_experts live."""
 
 from __future__ import annotations
 
+from core.experiments.routing_grid import (
+    ALPHAS,
+    CAPACITIES,
+    DEFAULT,
+    DIMS,
+    TAB_METHODS,
+    WINDOWS,
+)
+from core.routing.disk import DISKS
 from tabs.controls import Choice, Slider
 from tabs.routing.arms import routing_arms, routing_io
-from tabs.routing.common import ALPHAS, CAPACITIES, DEFAULT, DIMS, DISK_NAMES, TAB_METHODS, WINDOWS
 from tabs.routing.frontier import routing_frontier
 from tabs.routing.live import routing_speed
 from tabs.routing.meters import routing_meters
@@ -39,7 +47,7 @@ TAB = TabSpec(
         Choice("capacity", f"Expert cache (slots; the model has {DIMS.n_layers * DIMS.n_experts} "
                f"experts)", tuple(str(c) for c in CAPACITIES), str(CAPACITIES[1]),
                demo=str(CAPACITIES[0])),
-        Choice("disk", "Disk (assumed, for modelled time)", DISK_NAMES, "NVMe", demo="HDD"),
+        Choice("disk", "Disk (assumed, for modelled time)", tuple(DISKS), "NVMe", demo="HDD"),
     ),
     figures=(
         FigureSpec("routing_arms", "Four arms: what routing and prefetch buy, and what they cost",

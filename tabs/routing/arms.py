@@ -9,10 +9,11 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from core.experiments.routing import setting
 from core.routing.disk import disk as disk_preset
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.routing.common import ARM_NAMES, setting
+from tabs.routing.common import ARM_NAMES
 from tabs.units import MIB
 
 FRACTION_WORDS = {8: "an eighth-size", 4: "a quarter-size", 2: "a half-size"}

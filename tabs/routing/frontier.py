@@ -8,10 +8,11 @@ from __future__ import annotations
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
+from core.experiments.routing import curve, setting
+from core.experiments.routing_grid import DIMS, WINDOWS
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.routing.common import ARM_COLOUR, DIMS, FAMILY_STYLE, WINDOWS, setting
-from tabs.routing.sweep_points import curve
+from tabs.routing.common import ARM_COLOUR, FAMILY_STYLE
 
 LINEAR = 0.05  # nats per byte: the x axis is linear inside +-LINEAR (where max_rank J=1 lives)
 TICKS = (-0.05, -0.025, 0.0, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)

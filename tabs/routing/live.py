@@ -3,33 +3,12 @@ compute time of one decode step measured now on this machine and each arm's reco
 
 from __future__ import annotations
 
-import statistics
-import time
-
-import torch
-
+from core.experiments.routing import STEPS, setting, step_seconds
+from core.experiments.routing_grid import DIMS
 from core.routing.disk import disk as disk_preset
 from core.routing.speed import io_seconds, tokens_per_s
-from tabs.model.common import model
-from tabs.routing.common import ARM_NAMES, DIMS, setting
+from tabs.routing.common import ARM_NAMES
 from tabs.spec import Progress, no_progress
-
-STEPS = 12  # decode steps timed (all experts resident: compute only)
-
-
-@torch.no_grad()
-def step_seconds(progress: Progress = no_progress) -> float:
-    """Median wall time of one decode step of the shipped model, all experts resident."""
-    m = model()
-    state = m.new_state(1)
-    times = []
-    for i, b in enumerate(b"def count(items):\n"[:STEPS]):
-        progress(i, STEPS, "one decode step")
-        t0 = time.perf_counter()
-        m.step(torch.tensor([b]), state)
-        times.append(time.perf_counter() - t0)
-    progress(STEPS, STEPS, "one decode step")
-    return statistics.median(times)
 
 
 def routing_speed(M: int, J: int, method: str, alpha: float, capacity: str, disk: str,
@@ -37,7 +16,7 @@ def routing_speed(M: int, J: int, method: str, alpha: float, capacity: str, disk
     s = setting(M, J, method, alpha, capacity)
     dk = disk_preset(disk)
     L = DIMS.n_layers
-    compute = step_seconds(progress)
+    compute = step_seconds(lambda i, n: progress(i, n, "one decode step"))
     rows = []
     for a in ARM_NAMES:
         r = s.arms[a]

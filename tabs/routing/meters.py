@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.lines import Line2D
 
+from core.experiments.routing import every_setting, setting
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.routing.common import FAMILY_STYLE, family, setting
-from tabs.routing.sweep_points import every_setting
+from tabs.routing.common import FAMILY_STYLE, family
 
 # (normal, presenting) legend label per family
 FAMILY_WORDS = {"max_rank J=1": ("max_rank, J = 1: the top expert kept", "J = 1"),

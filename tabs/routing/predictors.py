@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.experiments.routing import setting
+from core.experiments.routing_grid import DIMS
 from core.routing.prefetch import PrefetchMeters
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.routing.common import DIMS, setting
 from tabs.units import MIB
 
 SERIES = {"previous": ("previous token's choice", ROLE["neutral"]),

@@ -10,10 +10,11 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, PathPatch
 from matplotlib.path import Path
 
+from core.experiments.routing import setting
+from core.experiments.routing_grid import DIMS
 from core.routing.record import PassRecord, cell_fields
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.routing.common import DIMS, setting
 
 SHOWN = ("stock", "routing", "both")
 CLASSES = ("all resident", "all in memory, some loaded ahead", "some read from disk",

@@ -13,11 +13,13 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
-from core.routing import KINDS, select_experts
+from core.experiments.routing import setting
+from core.routing.config import KINDS
+from core.routing.select import prior_lift, select_experts
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, is_presenting, lab_figure, layout_edge
 from tabs.palette import ROLE
-from tabs.routing.common import KIND_COLOUR, setting
+from tabs.routing.common import KIND_COLOUR
 
 # Normal mode places the panels by hand where constrained layout put them (figure fractions,
 # checked over every slider setting): the y tick labels, titles and x labels never move the
@@ -65,8 +67,7 @@ def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: d
                     fontsize=9, fontweight="bold", color=KIND_COLOUR[kind])
     lift = 0.0
     if s.route.method == "cache_prior":
-        logs = np.log(np.maximum(scores, np.finfo(np.float32).tiny))
-        lift = float(s.route.lam * (logs.max() - logs.min()))
+        lift = float(prior_lift(torch.from_numpy(scores)[None], s.route.lam)[1][0, 0])
         for r, e in enumerate(order):
             if res[e]:
                 ax.annotate("", xy=(r, by_rank[r] * math.exp(lift)), xytext=(r, by_rank[r]),

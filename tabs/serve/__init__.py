@@ -3,18 +3,32 @@ live: prefix cache, page pool, expert cache (and cache-aware routing), speculati
 
 from __future__ import annotations
 
-from core.serve.engine import MAX_DRAFT
-from core.serve.live import MAX_NEW, MAX_PROMPT_BYTES
+from core.experiments.serve import close_session, final, new_session, start
+from core.model.manifest import shipped_dims
+from core.serve.limits import MAX_DRAFT, MAX_PROMPT_BYTES, MAX_SESSION_NEW
 from tabs.controls import Check, Slider, Text
-from tabs.model.common import dims
-from tabs.serve.common import PRESET_PROMPT, close_session, final, live, new_session, start, text
+from tabs.serve.common import live, text
 from tabs.serve.drafts import draw_drafts, serve_drafts
 from tabs.serve.experts import draw_experts, serve_experts
 from tabs.serve.memory import draw_memory, serve_memory
 from tabs.spec import FigureSpec, Preset, RunSpec, TabSpec
 
 PARAMS = ("prompt", "n_new", "draft_len", "capacity", "prefix_cache", "routing")
-_d = dims()
+PRESET_PROMPT = (
+    "import os\n"
+    "import sys\n"
+    "\n"
+    "\n"
+    "def main(argv):\n"
+    "    for name in argv:\n"
+    "        print(name)\n"
+    "    return 0\n"
+    "\n"
+    "\n"
+    "def parse(argv):\n"
+    "    for name in argv:\n"
+)
+_d = shipped_dims()
 
 TAB = TabSpec(
     id="serve",
@@ -25,8 +39,8 @@ TAB = TabSpec(
                info="The hero: 0 is plain greedy decoding."),
         Text("prompt", "Prompt (any UTF-8; the model works on bytes)", PRESET_PROMPT,
              max_bytes=MAX_PROMPT_BYTES),
-        Slider(name="n_new", label="Bytes to generate", minimum=8, maximum=MAX_NEW, value=64,
-               step=8),
+        Slider(name="n_new", label="Bytes to generate", minimum=8, maximum=MAX_SESSION_NEW,
+               value=64, step=8),
         Slider(name="capacity", label="Expert cache slots", minimum=_d.top_k + 1,
                maximum=_d.n_layers * _d.n_experts, value=_d.n_layers * _d.n_experts // 4),
         Check("prefix_cache", "Prefix cache", True),
@@ -35,14 +49,18 @@ TAB = TabSpec(
     figures=(
         FigureSpec("serve_experts", "Expert cache: resident experts and hit rate per layer",
                    serve_experts, PARAMS),
-        FigureSpec("serve_memory", "Page pool and prefix reuse", serve_memory, PARAMS),
+        FigureSpec("serve_memory", "Page pool and prefix reuse", serve_memory,
+                   PARAMS),
         FigureSpec("serve_drafts", "Speculative decoding: drafts accepted, bytes held for "
                    "rollback", serve_drafts, PARAMS),
     ),
     run=RunSpec(
-        name="serve_generate", button="Generate", session=new_session, close=close_session,
-        start=start, final=final, params=PARAMS, text=text, live=live,
-        draws={"serve_experts": draw_experts, "serve_memory": draw_memory,
+        name="serve_generate", button="Generate", session=new_session,
+        close=close_session, start=start,
+        final=final, params=PARAMS, text=text,
+        live=live,
+        draws={"serve_experts": draw_experts,
+               "serve_memory": draw_memory,
                "serve_drafts": draw_drafts},
     ),
     more=("n_new",),  # folded under "More controls"

@@ -8,10 +8,10 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.ticker import MaxNLocator
 
+from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.serve.common import final
 from tabs.units import KIB, fmt_bytes
 
 

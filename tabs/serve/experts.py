@@ -7,10 +7,10 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
+from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
 from tabs.figure import FigureResult, lab_figure
 from tabs.palette import ROLE
-from tabs.serve.common import final
 
 
 def draw_experts(snap: ServeSnapshot) -> FigureResult:

@@ -3,10 +3,10 @@ prompt the prefix cache served."""
 
 from __future__ import annotations
 
+from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.serve.common import final
 
 
 def draw_memory(snap: ServeSnapshot) -> FigureResult:

@@ -105,8 +105,9 @@ def test_a_failing_figure_shows_its_error_in_its_place_and_the_tab_lives():
 
 
 def test_tabs_declare_sliders_with_the_loaded_models_dims():
-    """dims() reads the manifest only (no shard is read while the app is built); it must be
-    the model load_model builds after verifying every shard."""
-    from tabs.model.common import dims, model
+    """shipped_dims() reads the manifest only (no shard is read while the app is built); it
+    must be the model load_model builds after verifying every shard."""
+    from core.experiments.shipped import model
+    from core.model.manifest import shipped_dims
 
-    assert dims() == model().dims
+    assert shipped_dims() == model().dims

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from gradio_client import Client
 
-from tabs.model.common import model
+from core.experiments.shipped import model
 from tabs.serve import PARAMS, TAB
 
 pytestmark = pytest.mark.app

@@ -17,19 +17,21 @@ import tabs.fleet_sim.budgets as budgets
 import tabs.fleet_sim.capacity as capacity
 import tabs.fleet_sim.load as load
 import tabs.fleet_sim.timeline as timeline
-from core.fleet.config import DEMO_BUDGET
-from core.fleet.routers import ROUTERS
-from core.fleet.simulator import simulate
-from core.fleet.traces import long_burst_trace
-from tabs.fleet_sim.common import (
+from core.experiments.fleet_sim import (
     BURST_DURATION,
     BURST_S,
+    RATES,
     SHORT_RATE,
     budget_config,
+    capacity_sweeps,
     fleet_config,
     fleet_run,
     fleet_trace,
 )
+from core.fleet.config import DEMO_BUDGET
+from core.fleet.routers import ROUTERS
+from core.fleet.simulator import simulate
+from core.fleet.traces import long_burst_trace
 
 
 def _inside(ax, text) -> bool:
@@ -253,8 +255,8 @@ class TestBoundedShading:
 
 class TestSpreadDraws:
     def test_every_draw_is_a_dot_at_every_vnode_count(self):
+        from core.experiments.fleet_ring import DRAWS, SWEEP_V
         from core.fleet.spread_arrays import share_sweep
-        from tabs.fleet_ring.common import DRAWS, SWEEP_V
 
         res = ring_spread.fleet_ring_spread(8, 8, 40_000, 0)
         sweep = share_sweep(8, SWEEP_V, DRAWS)
@@ -270,7 +272,7 @@ class TestSpreadDraws:
 
 class TestCapacity:
     def test_curves_are_the_sweeps_numbers(self):
-        healthy, failed = capacity.sweeps()
+        healthy, failed = capacity_sweeps()
         res = capacity.fleet_sim_capacity(80, "least_loaded")
         good = res.figure.axes[0]
         ys = [np.asarray(line.get_ydata(), dtype=float) for line in good.lines]
@@ -283,15 +285,15 @@ class TestCapacity:
         assert len(marks) == 1
 
     def test_redraws_reuse_one_sweep(self):
-        capacity.sweeps()
-        before = capacity._sweeps.cache_info()
+        capacity_sweeps()
+        before = capacity_sweeps.cache_info()
         for rate, router in ((20, "ring"), (75, "cache_aware"), (60, "round_robin")):
             capacity.fleet_sim_capacity(rate, router)
-        after = capacity._sweeps.cache_info()
+        after = capacity_sweeps.cache_info()
         assert after.misses == before.misses and after.hits == before.hits + 3
 
     def test_unsaturated_router_is_nan_not_a_stand_in(self):
         m = capacity.fleet_sim_capacity(60, "ring").metrics
         for r in ROUTERS:
             v = m[f"{r}_first_saturated_rate"]
-            assert math.isnan(v) or v in capacity.RATES
+            assert math.isnan(v) or v in RATES

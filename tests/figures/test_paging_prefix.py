@@ -21,7 +21,7 @@ pytestmark = pytest.mark.figures
 
 
 def test_default_presets_show_safe_equal_and_unsafe_diverging():
-    from tabs.prefix.common import runs
+    from core.experiments.prefix import runs
 
     tab, fig = find_figure("prefix_presets")
     m = render(fig, tab).metrics

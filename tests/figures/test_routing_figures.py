@@ -15,10 +15,10 @@ import itertools
 import pytest
 
 from core.errors import ParamError
+from core.experiments.routing_grid import ALPHAS, CAPACITIES, WINDOWS
 from tabs.figure import render_png
 from tabs.registry import all_figures
 from tabs.routing import TAB
-from tabs.routing.common import ALPHAS, CAPACITIES, WINDOWS
 from tabs.spec import render
 from tests.figures.test_baselines import BASELINE
 
@@ -81,8 +81,8 @@ def test_prefetch_pays_in_bytes() -> None:
 def test_rank_strip_is_select_experts() -> None:
     import torch
 
+    from core.experiments.routing import setting
     from core.routing import select_experts
-    from tabs.routing.common import setting
 
     fig = next(f for f in TAB.figures if f.name == "routing_rank_strip")
     for values in EXTREMES[:1] + [{}]:

@@ -15,6 +15,7 @@ import pytest
 
 from core.dims import K3
 from core.errors import ParamError
+from core.experiments.cache_policies import capacities
 from core.experts import (
     BudgetTooSmall,
     ExpertCache,
@@ -32,7 +33,6 @@ from core.model.config import ModelDims
 from core.model.trace import TRACE_FILE, load, request_trace
 from core.model.weights import ASSET_DIR
 from tabs.cache_policies import TAB
-from tabs.cache_policies.common import capacities
 from tests.lessons.registry import claim
 
 LESSON = "cache_policies"

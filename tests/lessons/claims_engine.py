@@ -1,4 +1,4 @@
-"""Claims of the Engine lesson, computed from the tab's engine runs (core.serve.spec_sweep on
+"""Claims of the Engine lesson, computed from the tab's engine runs (core.experiments.engine on
 the shipped model) and from core.kda.parallel."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import functools
 import math
 
+from core.experiments.engine import SpecSweep, plain_text, spec_run
+from core.experiments.scenes import GAMMAS, N_NEW
 from core.kda.parallel import cp_crossover, cp_volume, k3_cp, toy_cp
 from core.model.weights import load_model
 from core.serve.prompts import KINDS, prompt
-from core.serve.spec_sweep import SpecSweep, plain_text, spec_run
 from tabs.engine import TAB
-from tabs.engine.common import GAMMAS, N_NEW
 from tabs.units import fmt_bytes
 from tests.lessons.registry import claim
 

@@ -7,6 +7,14 @@ import math
 
 import numpy as np
 
+from core.experiments.fleet_ring import (
+    DRAWS,
+    PREFIXES,
+    REMOVED,
+    REQUESTS,
+    SEED_VNODES,
+    SWEEP_V,
+)
 from core.fleet.ring import ConsistentHashRing, bounded_capacity
 from core.fleet.ring_arrays import (
     cluster_ids,
@@ -18,8 +26,7 @@ from core.fleet.ring_arrays import (
 from core.fleet.spread import noise_floor_cv, rule_of_thumb_cv
 from core.fleet.spread_arrays import bounded_sweep, removal_view, share_sweep
 from tabs.fleet_ring import TAB
-from tabs.fleet_ring.bounded import PREFIXES, REQUESTS, ZIPF
-from tabs.fleet_ring.common import DRAWS, REMOVED, SEED_VNODES, SWEEP_V
+from tabs.fleet_ring.bounded import ZIPF
 from tests.lessons.registry import claim
 
 LESSON = "fleet_ring"

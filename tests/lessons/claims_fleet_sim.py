@@ -1,5 +1,6 @@
 """Claims of the Fleet budgets and simulation lesson (assets/lessons/fleet_sim.md), computed by
-running core.fleet's simulator on the tab's scenes (tabs.fleet_sim.common builds their configs)."""
+running core.fleet's simulator on the tab's scenes (core.experiments.fleet_sim builds their
+configs)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,12 @@ from dataclasses import replace
 import numpy as np
 
 from core.dims import k3_group_blocks
-from core.fleet.capacity import prefill_load
-from core.fleet.config import DEMO_BUDGET, SimConfig
-from core.fleet.metrics import SEED_SENTINEL, naive_p95_with_rejections_as_sentinel, percentile
-from core.fleet.result import SimResult
-from core.fleet.simulator import simulate
-from tabs.fleet_sim import TAB
-from tabs.fleet_sim.capacity import RATES
-from tabs.fleet_sim.common import (
+from core.experiments.fleet_sim import (
     BURST_S,
     DOWN_S,
     FAIL_AT,
     FAIL_CLUSTER,
+    RATES,
     SEED,
     budget_config,
     budget_runs,
@@ -29,6 +24,12 @@ from tabs.fleet_sim.common import (
     fleet_run,
     fleet_trace,
 )
+from core.fleet.capacity import prefill_load
+from core.fleet.config import DEMO_BUDGET, SimConfig
+from core.fleet.metrics import SEED_SENTINEL, naive_p95_with_rejections_as_sentinel, percentile
+from core.fleet.result import SimResult
+from core.fleet.simulator import simulate
+from tabs.fleet_sim import TAB
 from tests.lessons.registry import claim
 
 LESSON = "fleet_sim"

@@ -17,14 +17,15 @@ import re
 import numpy as np
 
 from core.dims import K3
+from core.experiments.model import PROMPTS, greedy_sample
+from core.experiments.shipped import model, record, trace
 from core.experts.layout import MXFP4_BLOCK
 from core.model.corpus import DOMAINS, bigram_bpb, build_corpus, unigram_bpb, zlib_bpb
 from core.model.info import K3_EXPERT_MXFP4_BYTES, serving_bytes
+from core.model.manifest import shipped_dims as dims
 from core.model.trace import RECORD_TOKENS, RECORD_WINDOW
 from core.model.usage import domain_runs, specialisation
 from tabs.model import TAB
-from tabs.model.common import PROMPTS, dims, model, record, trace
-from tabs.model.sample import greedy_sample
 from tests.core.model.test_trace_decode import CASES, TIE
 from tests.lessons.registry import claim
 

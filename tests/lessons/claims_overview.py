@@ -1,16 +1,17 @@
-"""Claims of the Overview lesson, computed by serving the tab's request with core.serve.overview
-at the tab's defaults (and with the draft length at 0, warm off)."""
+"""Claims of the Overview lesson, computed by serving the tab's request with
+core.experiments.overview at the tab's defaults (and with the draft length at 0, warm off)."""
 
 from __future__ import annotations
 
 import functools
 
+from core.experiments.overview import VNODES, RequestPath, fleet_route, serve_path
+from core.experiments.scenes import N_NEW
 from core.model.weights import load_model
 from core.prefix.entries import HIT, MISS
 from core.prefix.hashing import block_hashes
-from core.serve.overview import PAGE, VNODES, RequestPath, fleet_route, serve_path
+from core.serve.live import PAGE
 from tabs.overview import TAB
-from tabs.overview.common import N_NEW
 from tests.lessons.registry import claim
 
 DEFAULTS = TAB.defaults()

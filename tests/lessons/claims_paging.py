@@ -1,6 +1,6 @@
 """Claims of assets/lessons/paging.md, computed on a real PagePool and the K3 ledger.
 
-Toy numbers come from the tab's own cached engine runs at its defaults (tabs.paging.common:
+Toy numbers come from the tab's own cached engine runs at its defaults (core.experiments.paging:
 a PagedSequence grown token by token, the model's real KDA state packed and unpacked); K3
 numbers from core.paging.ledger. Each is re-derived by hand from the dimensions (whole heads
 per page, ceilings for pages, the byte crossover as the first length whose latents outweigh
@@ -14,12 +14,14 @@ import functools
 import torch
 
 from core.dims import K3
+from core.experiments.paging import growth, roundtrip, stored
+from core.experiments.scenes import MAX_TOKENS
+from core.model.manifest import shipped_dims as dims
 from core.paging.ledger import k3_geometry, toy_geometry
 from core.paging.pack import HeadLayout
 from core.paging.walkthrough import pages_crossover_tokens
 from core.tolerances import max_abs
 from tabs.paging import TAB
-from tabs.paging.common import MAX_TOKENS, dims, growth, roundtrip, stored
 from tabs.units import GIB, KIB, MIB
 from tests.lessons.registry import claim
 

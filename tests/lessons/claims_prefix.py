@@ -1,6 +1,6 @@
 """Claims of assets/lessons/prefix.md, computed on the tab's own engine runs.
 
-Every preset is served by a real Engine (tabs.prefix.common: the cached prompt, then the
+Every preset is served by a real Engine (core.experiments.prefix: the cached prompt, then the
 request, safe and with check_groups=False, against a cold HybridLM.forward); reuse is checked
 against the reuse rule (core.prefix.rule.usable_blocks) and page counts against the dimensions.
 """
@@ -8,13 +8,14 @@ against the reuse rule (core.prefix.rule.usable_blocks) and page counts against 
 from __future__ import annotations
 
 from core.dims import K3, k3_group_blocks
+from core.experiments.prefix import base, runs
+from core.experiments.prefix_spacing import sweep
+from core.experiments.scenes import CACHED, REQUEST
+from core.model.manifest import shipped_dims as dims
 from core.paging.pool import PageKind
 from core.prefix.rule import usable_blocks
-from core.serve.scenarios import CACHED, REQUEST
 from core.tolerances import FP32_DECODE_MAX_ABS
-from tabs.model.common import dims
 from tabs.prefix import TAB
-from tabs.prefix.common import base, runs, sweep
 from tests.lessons.registry import claim
 
 LESSON = "prefix"

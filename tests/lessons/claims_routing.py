@@ -1,8 +1,9 @@
-"""Claims of assets/lessons/routing.md, computed from the shipped sweep (core.routing.sweep) and
-core.routing itself, each checked by its reason.
+"""Claims of assets/lessons/routing.md, computed from the shipped sweep
+(core.experiments.routing_sweep) and core.routing itself, each checked by its reason.
 
-The sweep is the engine's own closed-loop run (tests/core/routing/test_sweep.py recomputes a
-sample of it exactly); claims read it, so each stays fast. The tab's defaults name the setting.
+The sweep is the engine's own closed-loop run (tests/core/experiments/test_routing_sweep.py
+recomputes a sample of it exactly); claims read it, so each stays fast. The tab's defaults name
+the setting.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import functools
 
 import numpy as np
 
+from core.experiments.routing_grid import capacities, tab_route, windows
+from core.experiments.routing_sweep import CapacitySweep, load
+from core.model.manifest import ASSET_DIR, dims_of, read_manifest
 from core.model.trace import TRACE_FILE
 from core.model.trace import load as load_trace
-from core.model.weights import ASSET_DIR, dims_of, read_manifest
 from core.routing import RouteConfig
-from core.routing.sweep import CapacitySweep, capacities, load, tab_route, windows
 from tabs.routing import TAB
 from tests.lessons.registry import claim
 

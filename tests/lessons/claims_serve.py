@@ -6,8 +6,7 @@ import functools
 
 from core.model.weights import load_model
 from core.serve.live import PAGE, ServeConfig, ServeSession, ServeSnapshot
-from tabs.serve import TAB
-from tabs.serve.common import PRESET_PROMPT
+from tabs.serve import PRESET_PROMPT, TAB
 from tests.lessons.registry import claim
 
 DEFAULTS = TAB.defaults()

@@ -128,7 +128,9 @@ def test_decorator_caches_by_arguments_and_reports_ready():
     assert square.ready(3)
     square(5)  # evicts 3, the least recently used
     assert not square.ready(3) and square.ready(4)
+    info = square.cache_info()
+    assert (info.hits, info.misses, info.items) == (1, 3, 2)
     square.cache_clear()
-    assert not square.ready(4)
+    assert not square.ready(4) and square.cache_info().items == 0
     with pytest.raises(TypeError, match="positional"):
         square(x=2)

@@ -1,7 +1,8 @@
-"""One request's path through the lab, recorded from one real run of the engine.
+"""The Overview tab's experiment: one request's path through the lab, recorded from one real
+run of the engine.
 
 serve_path(model, kind, draft_len, capacity, warm, clusters) serves prompt(kind) (held-out
-corpus text, core.serve.spec_sweep) on an Engine with a prefix cache, pages and an ExpertCache
+corpus text, core.serve.prompts) on an Engine with a prefix cache, pages and an ExpertCache
 of `capacity` slots over the shipped shards, and records each stage the request passes:
   prompt    its bytes (the model reads bytes: one token each)
   prefix    the two-stage lookup. warm: an earlier request (the prompt's full blocks, nothing
@@ -19,6 +20,11 @@ of `capacity` slots over the shipped shards, and records each stage the request 
             block's chained hash (the key every request starting with the same block shares):
             its primary cluster and, should that one fail, the secondary
 Every field is a count or a byte size: deterministic for the same parameters. No wall times.
+
+path(draft_len, kind, capacity, warm, clusters)   the tab's request on the shipped model, N_NEW
+          bytes (core.experiments.scenes), read-only: served once per (draft_len, kind,
+          capacity, warm) and routed once per fleet size (single-flight: both figures redrawn
+          at once share one engine run)
 """
 
 from __future__ import annotations
@@ -31,22 +37,25 @@ import numpy as np
 import torch
 
 from core.errors import ParamError, check_int
+from core.experiments.engine import MAX_NEW
+from core.experiments.flight import single_flight
+from core.experiments.scenes import MAX_CLUSTERS, N_NEW
+from core.experiments.shipped import model as shipped_model
 from core.fleet.config import DEMO_SIM
 from core.fleet.ring import ConsistentHashRing, hash64
+from core.model.manifest import ASSET_DIR
 from core.model.model import HybridLM
 from core.model.providers import CacheProvider, ExpertProvider, Triple, open_cache
 from core.model.router import Routing
-from core.model.weights import ASSET_DIR
 from core.paging.ledger import toy_geometry
 from core.prefix.hashing import block_hashes
-from core.serve.engine import KDA_CHUNK, MAX_DRAFT, Engine
+from core.serve.engine import Engine
+from core.serve.limits import KDA_CHUNK, MAX_DRAFT
 from core.serve.live import PAGE
 from core.serve.prompts import MAX_PROMPT, prompt
 from core.serve.reports import GenerateReport, PoolUsage, PrefillReport
-from core.serve.spec_sweep import MAX_NEW
 
 VNODES = DEMO_SIM.vnodes  # the fleet ring's virtual nodes per cluster, as the simulator's
-MAX_CLUSTERS = 64
 PHASES = ("prefill", "decode")
 
 
@@ -88,7 +97,7 @@ class _Recorder(ExpertProvider):
                     self.loads[self.phase, e.layer] += 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RequestPath:
     """Every stage of one request, as counts (see the module docstring)."""
 
@@ -224,3 +233,17 @@ def serve_path(model: HybridLM, kind: str, draft_len: int, capacity: int, warm: 
         pages_released=sum(s.pages_released for s in steps), final_pages=report.pages,
         clusters=clusters, key=key, ring_position=hash64(key) / 2**64, primary=primary,
         secondary=secondary)
+
+
+def path(draft_len: int, kind: str, capacity: int, warm: bool, clusters: int) -> RequestPath:
+    return _routed(_served(draft_len, kind, capacity, warm), clusters)
+
+
+@single_flight(32)
+def _served(draft_len: int, kind: str, capacity: int, warm: bool) -> RequestPath:
+    return serve_path(shipped_model(), kind, draft_len, capacity, warm, clusters=1, n_new=N_NEW)
+
+
+@single_flight(64)
+def _routed(run: RequestPath, clusters: int) -> RequestPath:
+    return run.routed(clusters)

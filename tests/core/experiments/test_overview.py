@@ -13,10 +13,11 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ParamError
+from core.experiments.overview import VNODES, fleet_route, serve_path
 from core.fleet.ring import ConsistentHashRing
 from core.prefix.entries import HIT, MISS
 from core.prefix.hashing import block_hashes
-from core.serve.overview import PAGE, VNODES, fleet_route, serve_path
+from core.serve.live import PAGE
 from core.serve.prompts import prompt
 
 pytestmark = pytest.mark.usefixtures("one_thread")

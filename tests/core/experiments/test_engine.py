@@ -16,17 +16,12 @@ import dataclasses
 import pytest
 
 from core.errors import ParamError
+from core.experiments.engine import SpecRun, SpecSweep, plain_text, rows, spec_run
 from core.model.corpus_documents import split_documents
 from core.model.corpus_shipped import read_documents
 from core.serve.compare import POOL_PAGES
 from core.serve.engine import Engine
 from core.serve.prompts import KINDS, MAX_PROMPT, PROMPTS, prompt
-from core.serve.spec_sweep import (
-    SpecSweep,
-    plain_text,
-    rows,
-    spec_run,
-)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 N_NEW = 12
@@ -72,7 +67,6 @@ def test_prompts_are_held_out_text_ending_a_line():
 
 
 def _fake(kind: str, gamma: int, text: bytes = b"ab"):
-    from core.serve.spec_sweep import SpecRun
     return SpecRun(kind=kind, gamma=gamma, n_new=2, prompt=b"p", text=text, passes=())
 
 

@@ -5,6 +5,11 @@ cache with requests that share the first s tokens of that prompt and then diverg
 s on a grid: stage 1 matches floor(s / P) blocks, stage 2 keeps the deepest multiple of k
 below that (a staircase of step P * k), and the checkpoint groups that make it possible hold
 pages of the same pool. Probes are read-only lookups: the engines are not changed.
+
+sweep()   the Prefix cache tab's staircase: every spacing of SPACINGS (its engines:
+          core.experiments.prefix.base) probed with CACHED, computed once (single-flight: the
+          app's background warm-up and a first draw share it); sweep.ready() says whether it
+          is cached already
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.errors import ParamError, check_int
+from core.experiments.flight import single_flight
+from core.experiments.prefix import base
+from core.experiments.scenes import CACHED, SPACINGS
 from core.paging.pool import PageKind
 from core.serve.engine import Engine
 
@@ -82,3 +90,8 @@ def spacing_sweep(engines: Sequence[Engine], prompt: bytes, step: int = 8) -> Sp
     return SpacingSweep(prompt_tokens=len(prompt), block_tokens=first.P,
                         pool_pages=first.pool.n_pages, shared=shared,
                         points=tuple(spacing_point(e, prompt, shared) for e in engines))
+
+
+@single_flight(1)
+def sweep() -> SpacingSweep:
+    return spacing_sweep([base(k) for k in SPACINGS], CACHED)

@@ -1,10 +1,11 @@
-"""The routing tab's precomputed sweep: every control setting, scored closed loop, per capacity.
+"""The Cache-aware routing tab's precomputed sweep: every setting of its controls
+(routing_grid.py), scored closed loop, per capacity.
 
-`python -m core.routing.sweep [--capacity C ...]` rebuilds assets/routing/sweep_c<C>.json
-(about 100 scored passes of 255 decode steps per capacity: about an hour per capacity on a busy
-core; capacities can be built in parallel with one --capacity each). The tab only reads
-these files, so a redraw costs no model run; tests/core/routing/test_sweep.py recomputes a
-sample and compares it exactly.
+`python -m core.experiments.routing_sweep [--capacity C ...]` rebuilds
+assets/routing/sweep_c<C>.json (about 100 scored passes of 255 decode steps per capacity: about
+an hour per capacity on a busy core; capacities can be built in parallel with one --capacity
+each). The tab only reads these files, so a redraw costs no model run;
+tests/core/experiments/test_routing_sweep.py recomputes a sample and compares it exactly.
 
 Per capacity (CAPACITY_FRACTIONS of all experts, every pass from the same warm state: stock
 decoding of WARMUP_BYTES of held-out text, core.routing.warm_state), over SCORE_BYTES of held-out
@@ -19,26 +20,24 @@ text (seed SEED), teacher-forced one byte at a time (core.routing.record.run_pas
             deeper while both true top-k are cold; else the first where it substitutes): the
             rank strip's input
 Each pass keeps the heatmap's cells for its first CELL_STEPS steps only.
-The controls: method (max_rank, cache_prior), the window M in k..E step 2 (cache_prior
-reads lam = (M - k) / (E - k), so both run from stock to fully cache-driven), J in 0..k
-(J = k is stock), alpha in ALPHAS (max_rank only). Stock settings map to one topk config.
 A file records the model's fingerprint; a sweep made for other weights is refused on load.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from core.errors import ParamError, check_choice, check_int
+from core.errors import ParamError, check_int
+from core.experiments.routing_grid import DEFAULT, capacities, grid_routes, stock_route, tab_route
 from core.model.config import ModelDims
+from core.model.manifest import ASSET_DIR, fingerprint
 from core.model.model import HybridLM
-from core.model.weights import ASSET_DIR, load_model, read_manifest
+from core.model.weights import load_model
 from core.routing.ceiling import replay_hits
 from core.routing.config import RouteConfig
 from core.routing.prefetch import PREDICTORS
@@ -48,66 +47,12 @@ from core.routing.select import select_experts
 from core.routing.warm_state import warm_up
 
 SWEEP_DIR = Path(__file__).resolve().parents[2] / "assets" / "routing"
-TAB_METHODS = ("max_rank", "cache_prior")
-CAPACITY_FRACTIONS = (8, 4, 2)  # a capacity of all experts / f: 1/8, 1/4, 1/2
-ALPHAS = (0.5, 0.75, 1.0)
 SEED, WARMUP_BYTES, SCORE_BYTES = 0, 64, 256  # 255 scored positions: the model's context
 CELL_STEPS = 96  # decode steps whose cells (the heatmap) are kept
 PILOT = "pilot"
-DEFAULT = {"method": "max_rank", "M": 8, "J": 1, "alpha": 1.0}
 
 
-def capacities(d: ModelDims) -> tuple[int, ...]:
-    return tuple(d.n_layers * d.n_experts // f for f in CAPACITY_FRACTIONS)
-
-
-def windows(d: ModelDims) -> tuple[int, ...]:
-    return tuple(range(d.top_k, d.n_experts + 1, 2))
-
-
-def lam_of(M: int, d: ModelDims) -> float:
-    """cache_prior's lam for window slider position M: 0 at M = k, 1 at M = E."""
-    return (M - d.top_k) / (d.n_experts - d.top_k)
-
-
-def stock_route(d: ModelDims) -> RouteConfig:
-    return RouteConfig("topk", k=d.top_k, J=0, M=d.top_k)
-
-
-def tab_route(method: str, M: int, J: int, alpha: float, d: ModelDims) -> RouteConfig:
-    """The RouteConfig behind one setting of the tab's controls (stock settings: topk)."""
-    check_choice("method", method, TAB_METHODS)
-    k = d.top_k
-    M = check_int("M", M, k, d.n_experts)
-    J = check_int("J", J, 0, k)
-    if method == "cache_prior":
-        cfg = RouteConfig("cache_prior", k=k, J=0, M=k, lam=lam_of(M, d))
-    else:
-        cfg = RouteConfig("max_rank", k=k, J=J, M=M, alpha=alpha)
-    return stock_route(d) if cfg.stock else cfg
-
-
-def grid_routes(d: ModelDims) -> tuple[RouteConfig, ...]:
-    """Every routed (not stock) config the controls reach, in a fixed order."""
-    out: dict[str, RouteConfig] = {}
-    for method in TAB_METHODS:
-        for M in windows(d):
-            for J in range(d.top_k + 1):
-                for alpha in ALPHAS:
-                    cfg = tab_route(method, M, J, alpha, d)
-                    if not cfg.stock:
-                        out.setdefault(cfg.label(), cfg)
-    return tuple(out.values())
-
-
-def fingerprint(directory: str | Path = ASSET_DIR) -> str:
-    """Digest of the model's shard hashes (its manifest): which weights a sweep was made on."""
-    files = read_manifest(Path(directory))["files"]
-    joined = ",".join(f"{name}:{files[name]['sha256']}" for name in sorted(files))
-    return hashlib.sha256(joined.encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Moment:
     step: int
     layer: int
@@ -115,7 +60,7 @@ class Moment:
     resident: tuple[bool, ...]  # [E] residency snapshot the selection read
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CapacitySweep:
     capacity: int
     n_experts_total: int
@@ -136,7 +81,7 @@ class CapacitySweep:
         key = route.label()
         if key not in self.routing:
             raise ParamError(f"the sweep has no setting {key!r}; rebuild: python -m "
-                             f"core.routing.sweep")
+                             f"core.experiments.routing_sweep")
         return {"stock": self.stock, "routing": self.routing[key],
                 "prefetch": self.prefetch[PILOT], "both": self.both[key]}
 
@@ -169,7 +114,8 @@ class CapacitySweep:
             routing={k: PassRecord.from_json(r) for k, r in d["routing"].items()},
             both={k: PassRecord.from_json(r) for k, r in d["both"].items()},
             replay=d["replay"],
-            moment=Moment(m["step"], m["layer"], tuple(m["scores"]), tuple(m["resident"])))
+            moment=Moment(step=m["step"], layer=m["layer"], scores=tuple(m["scores"]),
+                          resident=tuple(m["resident"])))
 
 
 def texts(seed: int = SEED) -> tuple[bytes, bytes]:
@@ -195,11 +141,11 @@ def pick_moment(run: PassRun, d: ModelDims) -> Moment:
             rank = {int(e): r for r, e in enumerate(order)}
             deep = max(rank[int(e)] for e in sel.ids[0])
             cold_top = not bool(res[order[:k]].any())
+            moment = Moment(step=t, layer=layer, scores=tuple(float(x) for x in s[0]),
+                            resident=tuple(bool(x) for x in res))
             if deep >= 3 and cold_top:
-                return Moment(t, layer, tuple(float(x) for x in s[0]),
-                              tuple(bool(x) for x in res))
-            fallback = fallback or Moment(t, layer, tuple(float(x) for x in s[0]),
-                                          tuple(bool(x) for x in res))
+                return moment
+            fallback = fallback or moment
     if fallback is None:
         raise RuntimeError("the default setting never substitutes in the stock pass")
     return fallback
@@ -261,16 +207,17 @@ def load(capacity: int, directory: Path = SWEEP_DIR, model_dir: str | Path = ASS
     """The sweep at one capacity; refuses one made for other weights."""
     p = path_of(capacity, directory)
     if not p.exists():
-        raise FileNotFoundError(f"{p} is missing: run python -m core.routing.sweep")
+        raise FileNotFoundError(f"{p} is missing: run python -m core.experiments.routing_sweep")
     sweep = CapacitySweep.from_json(json.loads(p.read_text()))
     if sweep.fingerprint != fingerprint(model_dir):
         raise RuntimeError(f"{p} was made for other model weights: run python -m "
-                           f"core.routing.sweep")
+                           f"core.experiments.routing_sweep")
     return sweep
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m core.routing.sweep", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m core.experiments.routing_sweep",
+                                 description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--capacity", type=int, action="append",
                     help="only this capacity (repeatable); default: every one")

@@ -1,4 +1,5 @@
-"""Prefix-cache scenarios on a real Engine: a cached prompt, then one request, recorded.
+"""The Prefix cache tab's experiment: prefix-cache scenarios on a real Engine, a cached prompt
+then one request, recorded (the prompts and presets: core.experiments.scenes).
 
 Every preset first serves CACHED (a shared document plus a first question) through an Engine
 with checkpoints every `checkpoint_every` blocks, then prepares the cache and serves one
@@ -15,6 +16,12 @@ request:
 Each request is served with the safe lookup and, on an identical fork, with check_groups=False
 (only where that lookup picks another boundary: otherwise it is the same arithmetic); both last
 logits are compared with a cold HybridLM.forward of the request.
+
+The tab's runs on the shipped model, cached per parameter set (single-flight: two figures
+redrawn at once share one engine run):
+  base(checkpoint_every)   an engine that has served CACHED (read-only: scenarios fork it)
+  runs(checkpoint_every)   {preset: PresetRun} at that spacing (read-only)
+  time_saved_now(checkpoint_every, preset, on_round)   measured now, never cached: TimeSaved
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ from dataclasses import dataclass
 import torch
 
 from core.errors import ParamError, check_choice, check_int
+from core.experiments.flight import single_flight
+from core.experiments.scenes import CACHED, PRESETS, REQUEST, SPACINGS, request_of
+from core.experiments.shipped import model as shipped_model
 from core.model.model import HybridLM
 from core.paging.pool import PageKind
 from core.prefix.entries import LookupResult
@@ -34,51 +44,11 @@ from core.serve.engine import Engine
 from core.serve.reports import PoolUsage
 from core.tolerances import max_abs
 
-PRESETS = ("hit", "miss", "fallback", "partial")
 POOL_PAGES = 400
 BROKEN_LAYER = 0  # the KDA layer a partial group lacks
 
-DOCUMENT = (
-    b"import json\n\n\n"
-    b"def load_config(path):\n"
-    b"    \"\"\"Read a JSON config file and fill in the defaults.\"\"\"\n"
-    b"    with open(path) as f:\n"
-    b"        config = json.load(f)\n"
-    b"    config.setdefault(\"workers\", 4)\n"
-    b"    config.setdefault(\"timeout\", 30)\n"
-    b"    return config\n\n\n"
-    b"def start(config):\n"
-    b"    pool = []\n"
-    b"    for i in range(config[\"workers\"]):\n"
-    b"        pool.append(spawn(i, timeout=config[\"timeout\"]))\n"
-    b"    return pool\n\n\n"
-    b"def stop(pool):\n"
-    b"    for worker in pool:\n"
-    b"        worker.join()\n"
-    b"    pool.clear()\n\n\n"
-    b"def spawn(i, timeout):\n"
-    b"    return Worker(name=f\"worker-{i}\", timeout=timeout)\n\n\n"
-    b"class Worker:\n"
-    b"    def __init__(self, name, timeout):\n"
-    b"        self.name = name\n"
-    b"        self.timeout = timeout\n"
-)[:536]  # 8 full blocks of 64 bytes and 24 bytes of a ninth
-CACHED = DOCUMENT + (
-    b"\n# Question: what does load_config return when the file has no workers key?\n"
-    b"# Answer: a dict whose workers entry is 4, the default set by setdefault, and whose\n"
-    b"# timeout entry is 30 unless the file sets it.\n"
-)
-REQUEST = DOCUMENT + (
-    b"\n# Question: how many workers does start spawn by default?\n"
-    b"# Answer: four, one per"
-)
-OTHER = (
-    b"SELECT name, count(*) AS n\nFROM orders\nJOIN users ON users.id = orders.user_id\n"
-    b"WHERE orders.created_at > '2024-01-01'\nGROUP BY name\nORDER BY n DESC\nLIMIT 10;\n"
-) * 4
 
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PresetRun:
     """One request served after CACHED, as the lookup saw it and as the logits came out."""
 
@@ -114,11 +84,6 @@ def serve_cached(model: HybridLM, checkpoint_every: int) -> Engine:
 def fork(eng: Engine) -> Engine:
     """An independent copy of an engine's pool and prefix cache (the model is shared)."""
     return copy.deepcopy(eng, {id(eng.model): eng.model})
-
-
-def request_of(preset: str) -> bytes:
-    """The prompt a preset serves after CACHED."""
-    return OTHER if preset == "miss" else REQUEST
 
 
 def _deepest_group(eng: Engine, prompt: bytes) -> bytes | None:
@@ -233,3 +198,24 @@ def time_saved(model: HybridLM, preset: str, base: Engine, repeat: int = 3,
     return TimeSaved(cold_seconds=min(cold), reuse_seconds=min(warm),
                      reused_tokens=report.reused_tokens, computed_tokens=report.computed_tokens,
                      repeat=repeat)
+
+
+@single_flight(len(SPACINGS))
+def base(checkpoint_every: int) -> Engine:
+    return serve_cached(shipped_model(), checkpoint_every)
+
+
+@single_flight(len(PRESETS))
+def _cold(prompt: bytes) -> torch.Tensor:
+    return cold_logits(shipped_model(), prompt)
+
+
+@single_flight(len(SPACINGS))
+def runs(checkpoint_every: int) -> dict[str, PresetRun]:
+    return {p: run_preset(shipped_model(), p, checkpoint_every, base(checkpoint_every),
+                          _cold(request_of(p))) for p in PRESETS}
+
+
+def time_saved_now(checkpoint_every: int, preset: str,
+                   on_round: Callable[[int, int], None] | None = None) -> TimeSaved:
+    return time_saved(shipped_model(), preset, base(checkpoint_every), on_round=on_round)

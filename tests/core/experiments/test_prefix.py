@@ -14,19 +14,11 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ParamError
+from core.experiments.prefix import fork, run_preset, serve_cached, time_saved
+from core.experiments.prefix_spacing import probe, spacing_sweep
+from core.experiments.scenes import CACHED, DOCUMENT, PRESETS, REQUEST
 from core.paging.pool import PageKind
 from core.prefix import entries as E
-from core.serve.scenarios import (
-    CACHED,
-    DOCUMENT,
-    PRESETS,
-    REQUEST,
-    fork,
-    run_preset,
-    serve_cached,
-    time_saved,
-)
-from core.serve.sweep import probe, spacing_sweep
 from core.tolerances import FP32_DECODE_MAX_ABS
 from tests.core.model.conftest import tiny_model
 

@@ -6,7 +6,7 @@ setting the tab's controls reach; the stored LRU replay equals the stored live s
 Belady is not below it; every prefetch pass scores exactly stock's NLL; the stored rank-strip
 moment substitutes under the default setting; and the default setting's routing pass and a
 cache_prior pass with prefetch, recomputed from scratch, equal the stored records field for
-field. Rebuild with `python -m core.routing.sweep` after retraining the model.
+field. Rebuild with `python -m core.experiments.routing_sweep` after retraining the model.
 """
 
 from __future__ import annotations
@@ -16,21 +16,18 @@ import dataclasses
 import pytest
 import torch
 
+from core.experiments.routing_grid import (
+    ALPHAS,
+    DEFAULT,
+    TAB_METHODS,
+    capacities,
+    tab_route,
+    windows,
+)
+from core.experiments.routing_sweep import CELL_STEPS, PILOT, load, texts
 from core.model.weights import ASSET_DIR
 from core.routing import select_experts, teacher_forced
 from core.routing.record import run_pass
-from core.routing.sweep import (
-    ALPHAS,
-    CELL_STEPS,
-    DEFAULT,
-    PILOT,
-    TAB_METHODS,
-    capacities,
-    load,
-    tab_route,
-    texts,
-    windows,
-)
 from core.routing.warm_state import warm_up
 from tests.tolerance import FP32_REORDERED
 

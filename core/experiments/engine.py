@@ -1,5 +1,6 @@
-"""Speculative decoding counted pass by pass: acceptance against draft length on the three
-prompt kinds, and the step timeline of one request with the bytes each rollback moved.
+"""The Engine tab's experiment: speculative decoding counted pass by pass, acceptance against
+draft length on the three prompt kinds, and the step timeline of one request with the bytes
+each rollback moved.
 
 prompt(kind)  the three prompt kinds' held-out text: core/serve/prompts.py
 spec_run(model, kind, gamma, n_new)
@@ -18,25 +19,38 @@ A pass that rejected a draft rolls back: every KDA layer replays the n + 1 commi
 from its committed state, and the bytes that moved are the engine's own count
 (VerifyStep.replay_moved: S read and written, the replayed raw inputs read). A window kept whole
 adopts its last state and moves nothing.
+
+The tab's runs on the shipped model, N_NEW bytes each (core.experiments.scenes), cached per
+parameter set (single-flight: two figures redrawn at once share one engine run):
+  run(kind, gamma)   one SpecRun (read-only)
+  plain(kind)        plain greedy decoding's text
+  sweep()            SpecSweep of every kind at every gamma of GAMMAS, each checked against
+                     plain; the app warms it in the background (sweep.ready(): cached already)
+  speedup_now(draft_len, kind, on_round)   speculative vs plain greedy measured now, best of
+                     REPEAT runs each (core.serve.compare): never cached, never on a figure
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from core.errors import ParamError, check_choice, check_int
+from core.experiments.flight import single_flight
+from core.experiments.scenes import GAMMAS, N_NEW
+from core.experiments.shipped import model as shipped_model
 from core.model.model import HybridLM
-from core.serve.compare import POOL_PAGES
-from core.serve.engine import MAX_DRAFT, Engine
-from core.serve.prompts import prompt
+from core.serve.compare import POOL_PAGES, SpecComparison, compare_decoding
+from core.serve.engine import Engine
+from core.serve.limits import MAX_DRAFT
+from core.serve.prompts import KINDS, prompt
 from core.serve.reports import GenerateReport
 
-GAMMAS = tuple(range(1, MAX_DRAFT + 1))
 MAX_NEW = 64
+REPEAT = 2  # runs of each side in speedup_now; the fastest is kept (a busy machine only slows)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PassRow:
     """One verify pass, as a step timeline draws it: draft, verify, accept, replay."""
 
@@ -146,7 +160,7 @@ def plain_text(model: HybridLM, kind: str, n_new: int) -> bytes:
     return _engine(model).generate(prompt, n_new).text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SpecSweep:
     """SpecRuns of every kind at every gamma (same n_new), each checked against plain greedy."""
 
@@ -176,9 +190,9 @@ class SpecSweep:
             if r.text != plain[r.kind]:
                 raise AssertionError(f"{r.kind}, gamma {r.gamma}: speculative text differs "
                                      f"from plain greedy decoding")
-        return cls(runs[0].n_new, kinds, gammas,
-                   tuple(by[k, g] for k in kinds for g in gammas),
-                   tuple(plain[k] for k in kinds))
+        return cls(n_new=runs[0].n_new, kinds=kinds, gammas=gammas,
+                   runs=tuple(by[k, g] for k in kinds for g in gammas),
+                   plain=tuple(plain[k] for k in kinds))
 
     def run(self, kind: str, gamma: int) -> SpecRun:
         check_choice("kind", kind, self.kinds)
@@ -188,3 +202,24 @@ class SpecSweep:
     def series(self, kind: str, field: str) -> tuple[float, ...]:
         """A SpecRun property (acceptance, bytes_per_verify_pass, ...) of `kind` per gamma."""
         return tuple(float(getattr(self.run(kind, g), field)) for g in self.gammas)
+
+
+@single_flight(len(KINDS) * len(GAMMAS))
+def run(kind: str, gamma: int) -> SpecRun:
+    return spec_run(shipped_model(), kind, gamma, N_NEW)
+
+
+@single_flight(len(KINDS))
+def plain(kind: str) -> bytes:
+    return plain_text(shipped_model(), kind, N_NEW)
+
+
+@single_flight(1)
+def sweep() -> SpecSweep:
+    return SpecSweep.of((run(k, g) for k in KINDS for g in GAMMAS), {k: plain(k) for k in KINDS})
+
+
+def speedup_now(draft_len: int, kind: str,
+                on_round: Callable[[int, int], None] | None = None) -> SpecComparison:
+    return compare_decoding(shipped_model(), prompt(kind), N_NEW, draft_len, REPEAT,
+                            on_round=on_round)

@@ -1,0 +1,18 @@
+"""The serving engine's limits, torch-free: tab controls are declared with them before the
+engine (and torch) loads.
+
+  KDA_CHUNK          tokens per KDA chunk: checkpoints are captured at chunk boundaries, so pages
+                     and prefill chunks are multiples of it
+  MAX_PROMPT         bytes of one request's prompt (Engine)
+  MAX_NEW            bytes one request may generate (Engine)
+  MAX_DRAFT          gamma: drafts per verify pass (Engine, ServeSession)
+  MAX_PROMPT_BYTES   bytes of a ServeSession's prompt (the Serve tab's text box)
+  MAX_SESSION_NEW    bytes a ServeSession's request may generate
+"""
+
+KDA_CHUNK = 64
+MAX_PROMPT = 1 << 20
+MAX_NEW = 1 << 16
+MAX_DRAFT = 8
+MAX_PROMPT_BYTES = 512
+MAX_SESSION_NEW = 256
