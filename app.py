@@ -20,11 +20,11 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("GRADIO_DEFAULT_CONCURRENCY_LIMIT", "2")
 
 import gradio as gr  # noqa: E402
-import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from tabs.body_limit import MAX_BODY_BYTES, BodyLimit  # noqa: E402
 from tabs.figure import render_png  # noqa: E402
+from tabs.lazy import set_torch_threads  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
 from tabs.shell import wire_page_load  # noqa: E402
@@ -45,9 +45,11 @@ def build_app() -> gr.Blocks:
     torch runs one thread per call in the server: Gradio already runs up to two figures (and
     a Serve run) at once on the lab's 2 cores, and two-thread torch calls side by side wait on
     each other's core (4x slower per call measured here); one thread each keeps both cores busy
-    without oversubscription.
+    without oversubscription. Building the app imports no torch (the tabs name their figures
+    lazily, tabs/lazy.py), so the count is handed to the resolver, which sets it before the
+    first figure imports an engine module: torch loads after the first page.
     """
-    torch.set_num_threads(SERVER_TORCH_THREADS)
+    set_torch_threads(SERVER_TORCH_THREADS)
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         with gr.Row(equal_height=True, elem_classes=["lab-header"]):
             gr.Markdown(f"# {TITLE}\nEvery figure is computed by the lab's engine as you "

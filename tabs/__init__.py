@@ -1,7 +1,6 @@
-"""The lab's tabs: one module (or small package) per subsystem; tabs/registry.py lists them."""
+"""The lab's tabs: one package per tab; tabs/registry.py lists them.
 
-import torch
-
-# Figures run small tensors: intra-op threads cost more than they save here (a chunked-KDA bmm
-# took ~15 ms with 2 threads on a loaded 2-core machine vs ~1 ms with one).
-torch.set_num_threads(1)
+A tab's package __init__ declares it (its TabSpec: controls, presets, and its figures named
+lazily, tabs/lazy.py) and imports no figure module, no engine and no torch, so that building
+the app stays cheap; its figure modules draw what core.experiments computes.
+"""

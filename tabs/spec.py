@@ -8,18 +8,23 @@ from pathlib import Path
 
 from tabs.controls import Control, Slider, validate_all
 from tabs.figure import FigureResult
+from tabs.lazy import lazy
 
 LESSONS = Path(__file__).resolve().parent.parent / "assets" / "lessons"
 
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """One figure: `fn(**params)` is pure; `name` is its api_name, baseline and export file name."""
+    """One figure: `fn(**params)` is pure; `name` is its api_name, baseline and export file name.
+    `fn` may be given as "module:attribute", imported on its first call (tabs/lazy.py)."""
 
     name: str
     title: str
     fn: Callable[..., FigureResult]
     params: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fn", lazy(self.fn))
 
 
 # A measurement's progress: (rounds done, rounds in all, what a round times).
@@ -36,12 +41,15 @@ class LiveSpec:
     at call time (e.g. wall-clock timings), calling `report` (a Progress) as its rounds go.
     Measured only when asked (a button on the page, or its API endpoint): times take seconds
     and depend on what else the machine runs. Never a figure: not baselined, exported or in
-    golden metrics; `name` is its api_name."""
+    golden metrics; `name` is its api_name. `fn` may be a lazy name, as FigureSpec's."""
 
     name: str
     title: str
     fn: Callable[..., str]
     params: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fn", lazy(self.fn))
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,7 @@ class RunSpec:
     never on a figure). The tab's figures are FigureSpecs as everywhere: `fn(**params)` draws
     the last snapshot of a fresh session's run, which is what the tab shows before any click
     and what the baselines pin. Controls redraw nothing by themselves; the button does.
+    Every function here may be a lazy name, as FigureSpec's.
     """
 
     name: str  # api_name of the streaming endpoint
@@ -77,6 +86,11 @@ class RunSpec:
     text: Callable[[object], str]
     live: Callable[[object], str]
     draws: Mapping[str, Callable[[object], FigureResult]]
+
+    def __post_init__(self) -> None:
+        for f in ("session", "close", "start", "final", "text", "live"):
+            object.__setattr__(self, f, lazy(getattr(self, f)))
+        object.__setattr__(self, "draws", {k: lazy(v) for k, v in self.draws.items()})
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"\nmedian of {a.rounds}: first page lab {med(1, 'page_s'):.2f} s vs peer "
           f"{med(0, 'page_s'):.2f} s = {med(1, 'page_s') / med(0, 'page_s'):.2f}x "
-          "(target <= 1.5x); "
+          "(target <= 1.3x); "
           f"first tab drawn {med(1, 'figures_s'):.2f} s vs the peer's plot "
           f"{med(0, 'figures_s'):.2f} s = {med(1, 'figures_s') / med(0, 'figures_s'):.2f}x; "
           f"peak RSS lab {med(1, 'rss_mib'):.0f} MiB vs peer {med(0, 'rss_mib'):.0f} MiB")

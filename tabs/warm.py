@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 from core.experiments.scenes import GAMMAS
 from core.serve.prompts import KINDS
+from tabs.lazy import Lazy
 
 log = logging.getLogger("serving_lab")
 
@@ -39,19 +41,23 @@ class Warmer:
     figure: str  # the figure that draws it
 
 
+def _warmer(what: str, name: str, figure: str) -> Warmer:
+    sweep = Lazy(name)  # ready: never imported is never computed (asking imports nothing)
+    return Warmer(what, sweep, lambda: sweep.module in sys.modules and sweep.resolve().ready(),
+                  figure)
+
+
 @functools.cache  # built once: `waiting` asks on every page draw
 def warmers() -> tuple[Warmer, ...]:
-    """In registry order; imported late so building the app stays cheap."""
-    from core.experiments import engine, fleet_sim, prefix_spacing
-
-    return (Warmer("the checkpoint-spacing sweep (the prefix cache at every spacing)",
-                   prefix_spacing.sweep, prefix_spacing.sweep.ready, "prefix_spacing"),
-            Warmer(f"the acceptance sweep ({len(KINDS) * len(GAMMAS)} speculative requests, "
-                   "each checked against plain decoding)", engine.sweep, engine.sweep.ready,
-                   "engine_acceptance"),
-            Warmer("the capacity sweep (fleet simulations at every arrival rate)",
-                   fleet_sim.capacity_sweeps, fleet_sim.capacity_sweeps.ready,
-                   "fleet_sim_capacity"))
+    """In registry order; the sweeps are named lazily (tabs/lazy.py), so building the app
+    imports none of them (nor torch)."""
+    return (_warmer("the checkpoint-spacing sweep (the prefix cache at every spacing)",
+                    "core.experiments.prefix_spacing:sweep", "prefix_spacing"),
+            _warmer(f"the acceptance sweep ({len(KINDS) * len(GAMMAS)} speculative requests, "
+                    "each checked against plain decoding)", "core.experiments.engine:sweep",
+                    "engine_acceptance"),
+            _warmer("the capacity sweep (fleet simulations at every arrival rate)",
+                    "core.experiments.fleet_sim:capacity_sweeps", "fleet_sim_capacity"))
 
 
 def waiting(figure: str) -> Warmer | None:

@@ -18,6 +18,19 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # Before anything imports gradio (test modules import app at collection time).
 os.environ.setdefault("GRADIO_TEMP_DIR", tempfile.mkdtemp(prefix="serving-lab-gradio-"))
 
+
+def _one_torch_thread() -> None:
+    """Tests call core.experiments directly, not through the figures' lazy names (tabs/lazy.py,
+    which set torch's threads before the first engine import): run them as the lab does."""
+    import torch
+
+    from tabs.lazy import FIGURE_TORCH_THREADS
+
+    torch.set_num_threads(FIGURE_TORCH_THREADS)
+
+
+_one_torch_thread()
+
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "test-results"
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"

@@ -25,7 +25,8 @@ Modules, bottom up:
   ceiling     LRU and Belady replay from a warm cache, per layer call (the frontier's ceiling)
   record      run_pass: one teacher-forced pass recorded per (step, layer): PassRecord
   speed       modelled tokens/s of a PassRecord from a compute time and a disk preset
-The tab's grid and precomputed sweep: core.experiments.routing_grid, routing_sweep.
+The tab's grid and precomputed sweep: core.experiments.routing_grid, routing_sweep. config and
+disk import without torch (the exports below load on first use).
 
 Exports: RouteConfig, METHODS, KINDS, Selection, select_experts, naive_select_experts,
 top_ranks, RowMeters, LayerMeters, route_meters, RoutePolicy, Prefetcher, PrefetchMeters,
@@ -41,21 +42,33 @@ output bit-identical; every arm is reproducible from its seed; LRU replay from t
 equals the live cache's hits (the shipped sweep: tests/core/experiments).
 """
 
-from core.routing.arm_report import ArmReport
-from core.routing.arms import ARMS, compare_arms
-from core.routing.config import KINDS, METHODS, RouteConfig
-from core.routing.disk import DISKS, Disk
-from core.routing.meters import LayerMeters, RowMeters, route_meters
-from core.routing.policy import RoutePolicy
-from core.routing.prefetch import PREDICTORS, Prefetcher, PrefetchMeters
-from core.routing.provider import RoutedProvider
-from core.routing.quality import heldout_text, teacher_forced
-from core.routing.ranking import top_ranks
-from core.routing.select import Selection, naive_select_experts, select_experts
+import importlib
 
-__all__ = [
-    "ARMS", "DISKS", "KINDS", "METHODS", "PREDICTORS", "ArmReport", "Disk", "LayerMeters",
-    "PrefetchMeters", "Prefetcher", "RoutePolicy", "RouteConfig", "RoutedProvider", "RowMeters",
-    "Selection", "compare_arms", "heldout_text", "naive_select_experts", "route_meters",
-    "select_experts", "teacher_forced", "top_ranks",
-]
+# PEP 562: the exports load on first use, so a torch-free leaf (config, disk) imports without
+# torch. Each name -> the module that defines it.
+_EXPORTS = {
+    "ArmReport": "arm_report",
+    "ARMS": "arms", "compare_arms": "arms",
+    "KINDS": "config", "METHODS": "config", "RouteConfig": "config",
+    "DISKS": "disk", "Disk": "disk",
+    "LayerMeters": "meters", "RowMeters": "meters", "route_meters": "meters",
+    "RoutePolicy": "policy",
+    "PREDICTORS": "prefetch", "Prefetcher": "prefetch", "PrefetchMeters": "prefetch",
+    "RoutedProvider": "provider",
+    "heldout_text": "quality", "teacher_forced": "quality",
+    "top_ranks": "ranking",
+    "Selection": "select", "naive_select_experts": "select", "select_experts": "select",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -16,34 +16,41 @@ Exports
 
   StepReport, Work, StepSeconds, Timing   what one engine step did, and where its time went
 
+Modules without torch (the tabs declare controls with them before torch loads; the exports
+above load on first use): limits (the engine's and ServeSession's bounds), prompts (the three
+held-out prompt kinds). The tabs' experiments on this engine: core.experiments.
+
 Oracle: with the default (batch-invariant) kernels every request's bytes equal
 HybridLM.generate byte for byte, whatever its batch, arrival order, knobs and preemptions, for
 every draft_len in [0, 8]; a prefix hit yields the last logits of a cold HybridLM.forward bit
 for bit (chunks and checkpoints end on multiples of 64, where the arithmetic is the same).
 """
 
-from core.serve.compare import SpecComparison, compare_decoding, gamma_sweep
-from core.serve.drafter import Drafter, PromptLookup
-from core.serve.engine import DEFAULTS, Engine, EngineBusy
-from core.serve.reports import (
-    DecodeStep,
-    ExpertLoads,
-    GenerateReport,
-    PoolUsage,
-    PrefillReport,
-    SpecSummary,
-    StepReport,
-    StepSeconds,
-    Timing,
-    VerifyStep,
-    Work,
-)
-from core.serve.request import Request, Status
-from core.serve.verify import Window, commit, verify_window
+import importlib
 
-__all__ = [
-    "DEFAULTS", "DecodeStep", "Drafter", "Engine", "EngineBusy", "ExpertLoads", "GenerateReport",
-    "PoolUsage", "PrefillReport", "PromptLookup", "Request", "SpecComparison", "SpecSummary",
-    "Status", "StepReport", "StepSeconds", "Timing", "VerifyStep", "Window", "Work", "commit",
-    "compare_decoding", "gamma_sweep", "verify_window",
-]
+# PEP 562: the exports load on first use, so a torch-free leaf (limits, prompts) imports without
+# the engine. Each name -> the module that defines it.
+_EXPORTS = {
+    "SpecComparison": "compare", "compare_decoding": "compare", "gamma_sweep": "compare",
+    "Drafter": "drafter", "PromptLookup": "drafter",
+    "DEFAULTS": "engine", "Engine": "engine", "EngineBusy": "engine",
+    "DecodeStep": "reports", "ExpertLoads": "reports", "GenerateReport": "reports",
+    "PoolUsage": "reports", "PrefillReport": "reports", "SpecSummary": "reports",
+    "StepReport": "reports", "StepSeconds": "reports", "Timing": "reports",
+    "VerifyStep": "reports", "Work": "reports",
+    "Request": "request", "Status": "request",
+    "Window": "verify", "commit": "verify", "verify_window": "verify",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

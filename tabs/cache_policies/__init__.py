@@ -3,9 +3,6 @@ and over the shipped model's recorded routing."""
 
 from __future__ import annotations
 
-from tabs.cache_policies.hit_rate_curve import policy_hit_rate_curve
-from tabs.cache_policies.model_curve import policy_model_curve
-from tabs.cache_policies.trace import policy_trace
 from tabs.controls import Slider
 from tabs.spec import FigureSpec, Preset, TabSpec
 
@@ -31,11 +28,11 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("policy_hit_rate_curve", "Hit rate vs capacity: LRU, LFU, Belady",
-                   policy_hit_rate_curve, PARAMS),
+                   "tabs.cache_policies.hit_rate_curve:policy_hit_rate_curve", PARAMS),
         FigureSpec("policy_trace", "The routing trace: skew and persistence",
-                   policy_trace, PARAMS),
+                   "tabs.cache_policies.trace:policy_trace", PARAMS),
         FigureSpec("policy_model_curve", "The same policies on the tiny model's real routing",
-                   policy_model_curve, ("tokens",)),
+                   "tabs.cache_policies.model_curve:policy_model_curve", ("tokens",)),
     ),
     more=("n_experts", "tokens", "seed"),  # folded under "More controls"
     presets=(

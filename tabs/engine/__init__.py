@@ -7,11 +7,7 @@ from __future__ import annotations
 from core.experiments.scenes import GAMMAS
 from core.serve.prompts import KINDS
 from tabs.controls import Choice, Slider
-from tabs.engine.acceptance import engine_acceptance
 from tabs.engine.common import MAX_PASSES, RANKS
-from tabs.engine.context import engine_cp
-from tabs.engine.live import engine_speedup
-from tabs.engine.timeline import engine_timeline
 from tabs.spec import FigureSpec, LiveSpec, Preset, TabSpec
 
 TAB = TabSpec(
@@ -31,11 +27,11 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("engine_acceptance", "Drafts accepted and bytes per verify pass vs draft "
-                   "length", engine_acceptance, ("draft_len", "kind")),
+                   "length", "tabs.engine.acceptance:engine_acceptance", ("draft_len", "kind")),
         FigureSpec("engine_timeline", "One request, pass by pass: draft, verify, accept, replay",
-                   engine_timeline, ("draft_len", "kind", "step")),
+                   "tabs.engine.timeline:engine_timeline", ("draft_len", "kind", "step")),
         FigureSpec("engine_cp", "Context parallelism: KDA state messages vs MLA ring attention",
-                   engine_cp, ("ranks",)),
+                   "tabs.engine.context:engine_cp", ("ranks",)),
     ),
     presets=(
         Preset("Long guesses", "The longest drafts: the fewest verify passes, but most drafted "
@@ -48,5 +44,5 @@ TAB = TabSpec(
                "watch drafts accepted, rejected and replayed.", {"step": 1}),
     ),
     live=LiveSpec("engine_speedup", "Speculative vs plain greedy, measured live on this machine",
-                  engine_speedup, ("draft_len", "kind")),
+                  "tabs.engine.live:engine_speedup", ("draft_len", "kind")),
 )

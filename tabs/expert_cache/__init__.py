@@ -5,9 +5,6 @@ from __future__ import annotations
 from core.experiments.expert_cache import SLOTS
 from core.experts.scenarios import MAX_TOPK, SCENARIOS, STRIDE
 from tabs.controls import Choice, Slider
-from tabs.expert_cache.counters import cache_counters
-from tabs.expert_cache.hit_rates import cache_hit_rates, cache_scenarios
-from tabs.expert_cache.slot_map import cache_slot_map
 from tabs.spec import FigureSpec, Preset, TabSpec
 
 PARAMS = ("slots", "scenario", "topk", "schedule", "seed")
@@ -34,13 +31,13 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("cache_hit_rates", "Naive vs exact reuse, window by window",
-                   cache_hit_rates, PARAMS),
+                   "tabs.expert_cache.hit_rates:cache_hit_rates", PARAMS),
         FigureSpec("cache_slot_map", "Slot map over time, step by step: state, origin, pins, "
-                   "evictions", cache_slot_map, STEPPED),
+                   "evictions", "tabs.expert_cache.slot_map:cache_slot_map", STEPPED),
         FigureSpec("cache_counters", "Counters per window at that step: the two ledgers balance",
-                   cache_counters, STEPPED),
+                   "tabs.expert_cache.counters:cache_counters", STEPPED),
         FigureSpec("cache_scenarios", "Every scenario: where the subtraction goes wrong",
-                   cache_scenarios, PARAMS),
+                   "tabs.expert_cache.hit_rates:cache_scenarios", PARAMS),
     ),
     more=("seed",),  # folded under "More controls"
     presets=(

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 from tabs.controls import Slider
-from tabs.fleet_ring.bounded import fleet_ring_bounded, fleet_ring_bounded_tradeoff
-from tabs.fleet_ring.layout import fleet_ring_layout
-from tabs.fleet_ring.removal import fleet_ring_removal
-from tabs.fleet_ring.spread import fleet_ring_spread
 from tabs.spec import FigureSpec, Preset, TabSpec
 
 RING = ("vnodes", "clusters", "sessions", "seed")
@@ -30,15 +26,15 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("fleet_ring_layout", "Ring layout and keyspace share per cluster",
-                   fleet_ring_layout, RING),
+                   "tabs.fleet_ring.layout:fleet_ring_layout", RING),
         FigureSpec("fleet_ring_spread", "Load skew against vnodes: the 1/√V rule",
-                   fleet_ring_spread, RING),
+                   "tabs.fleet_ring.spread:fleet_ring_spread", RING),
         FigureSpec("fleet_ring_removal", "Removing a cluster: only its sessions move",
-                   fleet_ring_removal, RING),
+                   "tabs.fleet_ring.removal:fleet_ring_removal", RING),
         FigureSpec("fleet_ring_bounded", "Bounded loads: no cluster above the cap",
-                   fleet_ring_bounded, BOUNDED),
+                   "tabs.fleet_ring.bounded:fleet_ring_bounded", BOUNDED),
         FigureSpec("fleet_ring_bounded_tradeoff", "Bounded loads: balance against affinity",
-                   fleet_ring_bounded_tradeoff, BOUNDED),
+                   "tabs.fleet_ring.bounded:fleet_ring_bounded_tradeoff", BOUNDED),
     ),
     presets=(
         Preset("One point per cluster", "No virtual nodes: the arcs, and the loads, are very "

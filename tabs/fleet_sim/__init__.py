@@ -6,11 +6,6 @@ from __future__ import annotations
 from core.experiments.fleet_sim import AT_MAX, FAIL_AT, SEED
 from core.fleet.routers import ROUTERS
 from tabs.controls import Choice, Slider
-from tabs.fleet_sim.bakeoff import fleet_sim_bakeoff
-from tabs.fleet_sim.budgets import fleet_sim_budgets
-from tabs.fleet_sim.capacity import fleet_sim_capacity
-from tabs.fleet_sim.load import fleet_sim_load
-from tabs.fleet_sim.timeline import fleet_sim_timeline
 from tabs.spec import FigureSpec, Preset, TabSpec
 
 FLEET = ("rate", "fail_at", "router", "seed")
@@ -41,17 +36,17 @@ TAB = TabSpec(
     more=("seed",),
     figures=(
         FigureSpec("fleet_sim_budgets", "Class budgets under a long burst: right vs wrong metrics",
-                   fleet_sim_budgets,
+                   "tabs.fleet_sim.budgets:fleet_sim_budgets",
                    ("long_burst", "long_budget", "seed")),
         FigureSpec("fleet_sim_capacity",
                    "Capacity: goodput vs offered load per router, with and without the failure",
-                   fleet_sim_capacity, ("rate", "router")),
+                   "tabs.fleet_sim.capacity:fleet_sim_capacity", ("rate", "router")),
         FigureSpec("fleet_sim_timeline", "Failover timeline: TTFT of every request",
-                   fleet_sim_timeline, CURSOR),
+                   "tabs.fleet_sim.timeline:fleet_sim_timeline", CURSOR),
         FigureSpec("fleet_sim_load", "Failover: requests outstanding per cluster, and at the "
-                   "cursor", fleet_sim_load, CURSOR),
+                   "cursor", "tabs.fleet_sim.load:fleet_sim_load", CURSOR),
         FigureSpec("fleet_sim_bakeoff", "Router bake-off: hit rate vs P95 TTFT, load CV",
-                   fleet_sim_bakeoff, FLEET),
+                   "tabs.fleet_sim.bakeoff:fleet_sim_bakeoff", FLEET),
     ),
     presets=(
         Preset("Overload, cache-blind", "The highest arrival rate with least-loaded routing: "

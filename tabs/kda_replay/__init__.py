@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from tabs.controls import Choice, Slider
 from tabs.kda_replay.common import DRAFT_LEN
-from tabs.kda_replay.consistency import kda_replay_consistency
-from tabs.kda_replay.cost import kda_replay_cost
-from tabs.kda_replay.principle import kda_replay_principle
-from tabs.kda_replay.rollback import kda_replay_rollback
 from tabs.spec import FigureSpec, Preset, TabSpec
 
 TAB = TabSpec(
@@ -34,25 +30,25 @@ TAB = TabSpec(
         FigureSpec(
             "kda_replay_principle",
             "The whole bill of one verify step, and what each scheme keeps",
-            kda_replay_principle,
+            "tabs.kda_replay.principle:kda_replay_principle",
             ("draft_len", "accepted", "heads", "dk", "dv"),
         ),
         FigureSpec(
             "kda_replay_cost",
             "Memory saved: the whole bill vs the per-position ratio",
-            kda_replay_cost,
+            "tabs.kda_replay.cost:kda_replay_cost",
             ("draft_len", "heads", "dk", "dv"),
         ),
         FigureSpec(
             "kda_replay_consistency",
             "Replay consistency: zero, partial, all drafts accepted (and the conv window)",
-            kda_replay_consistency,
+            "tabs.kda_replay.consistency:kda_replay_consistency",
             ("draft_len", "accepted", "heads", "dk", "dv", "dtype"),
         ),
         FigureSpec(
             "kda_replay_rollback",
             "Rollback cost explorer at K3 scale: bytes held and moved",
-            kda_replay_rollback,
+            "tabs.kda_replay.rollback:kda_replay_rollback",
             ("draft_len",),
         ),
     ),

@@ -5,10 +5,6 @@ from __future__ import annotations
 from core.model.config import TOY
 from core.model.corpus import DOMAINS
 from tabs.controls import Choice, Slider
-from tabs.model.architecture import model_architecture
-from tabs.model.sample import model_sample
-from tabs.model.training import model_training
-from tabs.model.usage import model_expert_usage
 from tabs.spec import FigureSpec, Preset, TabSpec
 
 TAB = TabSpec(
@@ -23,13 +19,13 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("model_architecture", "The model at a glance: layers, parameters, bytes vs K3",
-                   model_architecture, ("layer",)),
+                   "tabs.model.architecture:model_architecture", ("layer",)),
         FigureSpec("model_expert_usage", "Expert usage per domain, and specialisation per layer",
-                   model_expert_usage, ("layer",)),
+                   "tabs.model.usage:model_expert_usage", ("layer",)),
         FigureSpec("model_sample", "A greedy sample, tinted by expert",
-                   model_sample, ("layer", "domain", "sample_len")),
+                   "tabs.model.sample:model_sample", ("layer", "domain", "sample_len")),
         FigureSpec("model_training", "Training curve against the baselines",
-                   model_training, ()),
+                   "tabs.model.training:model_training", ()),
     ),
     more=("sample_len",),  # folded under "More controls"
     presets=(

@@ -9,8 +9,6 @@ from core.model.manifest import shipped_dims
 from core.serve.limits import MAX_DRAFT
 from core.serve.prompts import KINDS
 from tabs.controls import Check, Choice, Slider
-from tabs.overview.layers import overview_layers
-from tabs.overview.path import overview_path
 from tabs.spec import FigureSpec, Preset, TabSpec
 
 _d = shipped_dims()
@@ -34,9 +32,9 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("overview_path", "One request's path through the lab, stage by stage",
-                   overview_path, (*SERVED, "clusters")),
+                   "tabs.overview.path:overview_path", (*SERVED, "clusters")),
         FigureSpec("overview_layers", "The same request layer by layer: routing and expert "
-                   "loads", overview_layers, SERVED),
+                   "loads", "tabs.overview.layers:overview_layers", SERVED),
     ),
     more=("clusters",),  # folded under "More controls"
     presets=(

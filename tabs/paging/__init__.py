@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from core.experiments.scenes import MAX_TOKENS
 from tabs.controls import Choice, Slider
-from tabs.paging.growth import paging_growth
-from tabs.paging.ledger import paging_ledger
-from tabs.paging.pack import paging_pack
 from tabs.spec import FigureSpec, Preset, TabSpec
 
 TAB = TabSpec(
@@ -28,11 +25,11 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("paging_growth", "MLA pages grow with length; KDA page groups stay constant",
-                   paging_growth, ("seq_len", "tokens_per_page")),
+                   "tabs.paging.growth:paging_growth", ("seq_len", "tokens_per_page")),
         FigureSpec("paging_pack", "A real KDA state packed into pages and back",
-                   paging_pack, ("seq_len", "tokens_per_page", "dtype")),
+                   "tabs.paging.pack:paging_pack", ("seq_len", "tokens_per_page", "dtype")),
         FigureSpec("paging_ledger", "The ledger at K3 scale: where MLA overtakes KDA",
-                   paging_ledger, ("k3_tokens_per_page",)),
+                   "tabs.paging.ledger:paging_ledger", ("k3_tokens_per_page",)),
     ),
     more=("dtype",),  # folded under "More controls"
     presets=(

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 from core.experiments.scenes import MAX_LOOKUP_STEPS, PRESETS, SPACINGS
 from tabs.controls import Choice, Slider
-from tabs.prefix.live import prefix_time_saved
-from tabs.prefix.lookup import prefix_lookup
-from tabs.prefix.presets import prefix_presets
-from tabs.prefix.spacing import prefix_spacing
 from tabs.spec import FigureSpec, LiveSpec, Preset, TabSpec
 
 TAB = TabSpec(
@@ -28,14 +24,14 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("prefix_lookup", "The two-stage lookup, step by step",
-                   prefix_lookup, ("checkpoint_every", "preset", "step")),
+                   "tabs.prefix.lookup:prefix_lookup", ("checkpoint_every", "preset", "step")),
         FigureSpec("prefix_presets", "Every preset: reuse, why it stopped, same logits as cold?",
-                   prefix_presets, ("checkpoint_every", "preset")),
+                   "tabs.prefix.presets:prefix_presets", ("checkpoint_every", "preset")),
         FigureSpec("prefix_spacing", "Checkpoint spacing vs reusable tokens vs memory",
-                   prefix_spacing, ("checkpoint_every",)),
+                   "tabs.prefix.spacing:prefix_spacing", ("checkpoint_every",)),
     ),
     live=LiveSpec("prefix_time_saved", "Prefill time saved, measured live on this machine",
-                  prefix_time_saved, ("checkpoint_every", "preset")),
+                  "tabs.prefix.live:prefix_time_saved", ("checkpoint_every", "preset")),
     presets=(
         Preset("Evicted checkpoint", "The newest checkpoint is gone: the lookup backs off to "
                "an older one.", {"preset": "fallback"}),

@@ -4,12 +4,10 @@ is the baseline."""
 from __future__ import annotations
 
 from tabs.controls import Choice, Slider
-from tabs.replay_ring.bandwidth import ring_bandwidth
-from tabs.replay_ring.common import MAX_CAPACITY, MAX_STEPS
-from tabs.replay_ring.equivalence import ring_equivalence
-from tabs.replay_ring.layout import ring_layout
-from tabs.replay_ring.timeline import ring_timeline
 from tabs.spec import FigureSpec, Preset, TabSpec
+
+MAX_CAPACITY = 32  # the capacity slider's maximum; the bounds panel sweeps L up to it
+MAX_STEPS = 48  # the steps slider's maximum (the step slider's too)
 
 SESSION = ("capacity", "draft_len", "accept_rate", "steps", "seed")
 STEPPED = (*SESSION, "step")
@@ -34,13 +32,13 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("ring_timeline", "Push, commit, rollback and flush timing",
-                   ring_timeline, STEPPED),
+                   "tabs.replay_ring.timeline:ring_timeline", STEPPED),
         FigureSpec("ring_layout", "Window layout at that step: physical slots, start pointer, "
-                   "wrap", ring_layout, STEPPED),
+                   "wrap", "tabs.replay_ring.layout:ring_layout", STEPPED),
         FigureSpec("ring_equivalence", "Streaming ring vs batch recurrence",
-                   ring_equivalence, (*SESSION, "dtype")),
+                   "tabs.replay_ring.equivalence:ring_equivalence", (*SESSION, "dtype")),
         FigureSpec("ring_bandwidth", "Bandwidth ledger: bytes written and read",
-                   ring_bandwidth, (*SESSION, "dtype")),
+                   "tabs.replay_ring.bandwidth:ring_bandwidth", (*SESSION, "dtype")),
     ),
     more=("seed", "dtype"),
     presets=(

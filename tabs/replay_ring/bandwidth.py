@@ -17,7 +17,8 @@ from core.speculative.session import Traffic, accepted_draws
 from tabs.axes import plain_log
 from tabs.figure import FigureResult, is_presenting, lab_figure
 from tabs.palette import ROLE
-from tabs.replay_ring.common import MAX_CAPACITY, fixed_ticks
+from tabs.replay_ring import MAX_CAPACITY
+from tabs.replay_ring.common import fixed_ticks
 from tabs.units import GIB
 
 SHORT = {"snap_written": "snapshot: written", "snap_read": "snapshot: read",

@@ -1,6 +1,5 @@
-"""The look shared by the Replay ring figures (slot colours and labels, the veil over steps
-still to come, fixed ticks) and the ranges of the tab's sliders. The session they draw:
-core.experiments.replay_ring."""
+"""The look shared by the Replay ring figures: slot colours and labels, the veil over steps
+still to come, fixed ticks. The session they draw: core.experiments.replay_ring."""
 
 from __future__ import annotations
 
@@ -22,8 +21,6 @@ KIND_LABEL = {
     SlotKind.ROLLED_BACK: "pushed, rejected (rollback)",
 }
 
-MAX_CAPACITY = 32  # the capacity slider's maximum; the bounds panel sweeps L up to it
-MAX_STEPS = 48  # the steps slider's maximum (the step slider's too)
 DIM = 0.78  # white veil over the steps still to come: drawn, but faint
 
 

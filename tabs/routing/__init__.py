@@ -16,13 +16,6 @@ from core.experiments.routing_grid import (
 )
 from core.routing.disk import DISKS
 from tabs.controls import Choice, Slider
-from tabs.routing.arms import routing_arms, routing_io
-from tabs.routing.frontier import routing_frontier
-from tabs.routing.live import routing_speed
-from tabs.routing.meters import routing_meters
-from tabs.routing.predictors import routing_predictors
-from tabs.routing.residency import routing_residency
-from tabs.routing.strip import routing_rank_strip
 from tabs.spec import FigureSpec, LiveSpec, Preset, TabSpec
 
 SETTING = ("M", "J", "method", "alpha", "capacity")
@@ -51,23 +44,23 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("routing_arms", "Four arms: what routing and prefetch buy, and what they cost",
-                   routing_arms, SETTING),
+                   "tabs.routing.arms:routing_arms", SETTING),
         FigureSpec("routing_io", "Four arms: what they read from disk, and how long it takes",
-                   routing_io, (*SETTING, "disk")),
+                   "tabs.routing.arms:routing_io", (*SETTING, "disk")),
         FigureSpec("routing_rank_strip", "One token, one layer: which experts are chosen, and why",
-                   routing_rank_strip, SETTING),
+                   "tabs.routing.strip:routing_rank_strip", SETTING),
         FigureSpec("routing_frontier", "The frontier: hit rate against quality, every setting",
-                   routing_frontier, SETTING),
+                   "tabs.routing.frontier:routing_frontier", SETTING),
         FigureSpec("routing_meters",
                    "Your meters agree with each other; only the output says which swaps cost",
-                   routing_meters, SETTING),
+                   "tabs.routing.meters:routing_meters", SETTING),
         FigureSpec("routing_residency", "Residency per layer over the tokens",
-                   routing_residency, SETTING),
+                   "tabs.routing.residency:routing_residency", SETTING),
         FigureSpec("routing_predictors", "Prefetch predictors: recall and waste per layer",
-                   routing_predictors, SETTING),
+                   "tabs.routing.predictors:routing_predictors", SETTING),
     ),
     live=LiveSpec("routing_speed", "Modelled tokens/s, with compute measured live on this machine",
-                  routing_speed, (*SETTING, "disk")),
+                  "tabs.routing.live:routing_speed", (*SETTING, "disk")),
     more=("alpha", "disk"),  # folded under "More controls"
     presets=(
         Preset("Swap the top expert too", "J = 0: nothing is sacred; watch the hit rate and "

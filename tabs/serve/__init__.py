@@ -3,14 +3,9 @@ live: prefix cache, page pool, expert cache (and cache-aware routing), speculati
 
 from __future__ import annotations
 
-from core.experiments.serve import close_session, final, new_session, start
 from core.model.manifest import shipped_dims
 from core.serve.limits import MAX_DRAFT, MAX_PROMPT_BYTES, MAX_SESSION_NEW
 from tabs.controls import Check, Slider, Text
-from tabs.serve.common import live, text
-from tabs.serve.drafts import draw_drafts, serve_drafts
-from tabs.serve.experts import draw_experts, serve_experts
-from tabs.serve.memory import draw_memory, serve_memory
 from tabs.spec import FigureSpec, Preset, RunSpec, TabSpec
 
 PARAMS = ("prompt", "n_new", "draft_len", "capacity", "prefix_cache", "routing")
@@ -48,20 +43,20 @@ TAB = TabSpec(
     ),
     figures=(
         FigureSpec("serve_experts", "Expert cache: resident experts and hit rate per layer",
-                   serve_experts, PARAMS),
-        FigureSpec("serve_memory", "Page pool and prefix reuse", serve_memory,
+                   "tabs.serve.experts:serve_experts", PARAMS),
+        FigureSpec("serve_memory", "Page pool and prefix reuse", "tabs.serve.memory:serve_memory",
                    PARAMS),
         FigureSpec("serve_drafts", "Speculative decoding: drafts accepted, bytes held for "
-                   "rollback", serve_drafts, PARAMS),
+                   "rollback", "tabs.serve.drafts:serve_drafts", PARAMS),
     ),
     run=RunSpec(
-        name="serve_generate", button="Generate", session=new_session,
-        close=close_session, start=start,
-        final=final, params=PARAMS, text=text,
-        live=live,
-        draws={"serve_experts": draw_experts,
-               "serve_memory": draw_memory,
-               "serve_drafts": draw_drafts},
+        name="serve_generate", button="Generate", session="core.experiments.serve:new_session",
+        close="core.experiments.serve:close_session", start="core.experiments.serve:start",
+        final="core.experiments.serve:final", params=PARAMS, text="tabs.serve.common:text",
+        live="tabs.serve.common:live",
+        draws={"serve_experts": "tabs.serve.experts:draw_experts",
+               "serve_memory": "tabs.serve.memory:draw_memory",
+               "serve_drafts": "tabs.serve.drafts:draw_drafts"},
     ),
     more=("n_new",),  # folded under "More controls"
     presets=(
