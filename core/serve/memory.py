@@ -81,10 +81,15 @@ class Memory:
         lookup: this step's `lookup(req)`; first_end(start): where its first chunk from
         `start` ends (None: no chunk fits the step). When reusing the prefix does not fit (the
         pinned entries stay in the pool beside the request's own pages) but running without
-        it does, the request runs without it and the entries may be evicted."""
-        tries = [lookup] if lookup is None or not lookup.boundary_blocks else [lookup, None]
+        it does, the request runs without it and the entries may be evicted; so does a request
+        that preempted itself since its last admission (Request.reuse_off)."""
+        if lookup is None or not lookup.boundary_blocks:
+            tries = [lookup]
+        else:
+            tries = [None] if req.reuse_off else [lookup, None]
         for look in tries:
             if self._admit(req, lookup, look, first_end):
+                req.reuse_off = False
                 return True
         return False
 

@@ -59,6 +59,10 @@ class Request:
         self.admission: Admission | None = None  # the latest admission
         self.reserved = 0  # pages still set aside for this request (admission="reserve")
         self.budget = draft_len  # the adaptive draft budget (core.serve.speculative)
+        # It preempted itself (the pool ran dry with nothing newer to preempt): its next
+        # admission recomputes its prompt instead of pinning the prefix it reused, which may be
+        # what left no room (else it would be admitted, pin it and preempt itself again).
+        self.reuse_off = False
         self.preemptions = 0
         self.recomputed = 0  # tokens fed again after preemptions
         self.submitted_step, self.submitted_time = step, time

@@ -17,11 +17,16 @@ Policies:
                  least one 64-token chunk of the budget; then unfinished chunks; then
                  admissions fill what is left
 Admission stops at the first waiting request that cannot be admitted (FCFS, no overtaking)
-and in any step that preempted. Growth: each item's MLA pages are taken as it is scheduled;
-when the pool is dry (admission="optimistic" only) the newest running request is preempted (its
-pages freed, its bytes kept, back to the head of `waiting`), or the item's own request if it is
-the newest. No starvation: the oldest running request is never preempted for a younger one,
-and FCFS admission lets no later request in ahead of a waiting one.
+and in a step that preempted while others still run (no thrash); a step that preempted every
+running request admits from the head of `waiting` at once, so no step with work idles.
+Growth: each item's MLA pages are taken as it is scheduled; when the pool is dry
+(admission="optimistic" only) the newest running request is preempted (its pages freed, its
+bytes kept, back to the head of `waiting`), or the item's own request if it is the newest.
+A request that preempted itself is admitted next without the prefix it reused
+(Request.reuse_off): pinned, that prefix may be what left no room, and reusing it again
+would preempt it again, forever. No starvation: the oldest running request is never
+preempted for a younger one, and FCFS admission lets no later request in ahead of a waiting
+one.
 """
 
 from __future__ import annotations
@@ -118,7 +123,7 @@ class Scheduler:
                 plan.items.append(item)
                 budget -= len(item.tokens)
         while self.waiting and len(self.running) < self.max_batch and budget > 0 \
-                and not plan.preempted:
+                and (not plan.preempted or not self.running):
             req = self.waiting[0]
 
             def first_end(start: int, req: Request = req, budget: int = budget) -> int | None:
@@ -161,6 +166,7 @@ class Scheduler:
             victim = self.running[-1]
             self.preempt(victim, plan)
             if victim is req:
+                req.reuse_off = True
                 return False
         item.grown = sum(len(t) for t in req.seq.mla_tables) - before
         return True
