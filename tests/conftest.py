@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # Before anything imports gradio (test modules import app at collection time).
@@ -30,6 +31,13 @@ def _one_torch_thread() -> None:
 
 
 _one_torch_thread()
+
+# Hypothesis draws the same examples on every run (a CI run cannot go red on the day a random
+# draw finds an old bug, nor green again on the next); `HYPOTHESIS_PROFILE=explore pytest`
+# draws fresh ones each run, to look for new bugs (then pin what it finds with @example).
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "test-results"
