@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from core.errors import ParamError, check_choice, check_float, check_int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Slider:
     """A numeric control. `demo` is a second value the browser test moves the slider to.
     `max_from` names another slider whose value plus `max_offset` is this one's maximum

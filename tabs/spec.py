@@ -62,7 +62,7 @@ class Preset:
     values: Mapping[str, object]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunSpec:
     """A streamed run behind a button (the Serve tab).
 
@@ -93,7 +93,7 @@ class RunSpec:
         object.__setattr__(self, "draws", {k: lazy(v) for k, v in self.draws.items()})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TabSpec:
     """One tab: a lesson beside 2-6 up-front controls (the first is the hero) plus up to 3
     secondary ones named in `more` (folded under "More controls"; 8 in all), its figures and an

@@ -13,13 +13,15 @@ from tabs.controls import Choice, Slider
 from tabs.spec import FigureSpec, TabSpec
 
 pytestmark = pytest.mark.app
-DRAFT = Slider("draft_len", "D", 1, 8, 3)
-ACCEPTED = Slider("accepted", "A", 0, 8, 2, max_from="draft_len")
+DRAFT = Slider(name="draft_len", label="D", minimum=1, maximum=8, value=3)
+ACCEPTED = Slider(name="accepted", label="A", minimum=0, maximum=8, value=2,
+                  max_from="draft_len")
 
 
 def _tab(*controls) -> TabSpec:
-    return TabSpec("t", "T", controls, (FigureSpec("f", "F", lambda **_: None,
-                                                   tuple(c.name for c in controls)),))
+    fig = FigureSpec(name="f", title="F", fn=lambda **_: None,
+                     params=tuple(c.name for c in controls))
+    return TabSpec(id="t", title="T", controls=controls, figures=(fig,))
 
 
 @pytest.mark.parametrize(("raw", "value", "note"), [
@@ -60,8 +62,8 @@ def test_a_follower_moved_by_its_source_moves_down_without_a_note():
 def test_a_follower_at_its_maximum_follows_a_growing_maximum():
     """A step slider showing the whole run (at its maximum) keeps showing the whole run when the
     run grows; one below its maximum stays where it is."""
-    steps = Slider("steps", "S", 4, 48, 20)
-    step = Slider("step", "T", 1, 48, 20, max_from="steps")
+    steps = Slider(name="steps", label="S", minimum=4, maximum=48, value=20)
+    step = Slider(name="step", label="T", minimum=1, maximum=48, value=20, max_from="steps")
     tab = _tab(steps, step)
     assert clamp_tab(tab, {"steps": 30, "step": 20}, {"steps": 20, "step": 20}).values == {
         "steps": 30, "step": 30}

@@ -22,9 +22,10 @@ pytestmark = pytest.mark.app
 
 
 def _spec(live: LiveSpec) -> TabSpec:
-    controls = (Slider("a", "A", 0, 3, 1), Slider("b", "B", 0, 3, 1))
+    controls = (Slider(name="a", label="A", minimum=0, maximum=3, value=1),
+                Slider(name="b", label="B", minimum=0, maximum=3, value=1))
     fig = FigureSpec("fig_a", "A", lambda a: None, ("a",))
-    return TabSpec("t", "T", controls, (fig,), live)
+    return TabSpec(id="t", title="T", controls=controls, figures=(fig,), live=live)
 
 
 def test_live_spec_is_checked_like_a_figure():
