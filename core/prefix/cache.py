@@ -62,14 +62,18 @@ class PrefixCache:
         self.queries = self.hit_tokens = self.queried_tokens = 0
 
     # ---- lookup ---------------------------------------------------------------------------
-    def hashes(self, tokens: bytes) -> list[bytes]:
-        return block_hashes(tokens, self.P, self.salt)
+    def hashes(self, tokens: bytes, salt: bytes | None = None) -> list[bytes]:
+        """The chained block hashes; `salt` (default: the cache's) seeds the chain, so only
+        prompts with the same salt share blocks (one student's prompts never match
+        another's: a reused-token count would tell who typed what)."""
+        return block_hashes(tokens, self.P, self.salt if salt is None else salt)
 
-    def lookup(self, tokens: bytes, check_groups: bool = True) -> LookupResult:
+    def lookup(self, tokens: bytes, check_groups: bool = True,
+               salt: bytes | None = None) -> LookupResult:
         """Stage 1 then stage 2 (read-only). check_groups=False also accepts partial and
         unready groups: the bug a real cache must not have, kept to show what it does."""
         tokens = check_prompt(tokens)
-        hashes = self.hashes(tokens)
+        hashes = self.hashes(tokens, salt)
         stage1, collision = 0, False
         for i, h in enumerate(hashes):
             e = self.blocks.get(h)
@@ -105,9 +109,9 @@ class PrefixCache:
         return READY if g.ready else NOT_READY
 
     # ---- a request's pins -----------------------------------------------------------------
-    def acquire(self, tokens: bytes, result: LookupResult) -> Lease:
+    def acquire(self, tokens: bytes, result: LookupResult, salt: bytes | None = None) -> Lease:
         """Pin the reused blocks and the group at the boundary (nothing else changes)."""
-        hashes = self.hashes(tokens)[: result.boundary_blocks]
+        hashes = self.hashes(tokens, salt)[: result.boundary_blocks]
         for h in hashes:
             self.blocks[h].pins += 1
         group = hashes[-1] if hashes else None

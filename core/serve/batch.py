@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -159,7 +159,7 @@ class StepBatch:
                          emitted=bytes([tok]))
             req.high = max(req.high, req.fed)
             req.seq.length = req.fed  # the tokens its pages hold
-            work.append(w)
+            work.append(replace(w, rows=(row + i * T, row + (i + 1) * T)))
             if req.emitted >= req.n_new and req.fed >= len(req.prompt):
                 finished.append(req)
 

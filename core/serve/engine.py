@@ -144,10 +144,14 @@ class Engine:
 
     # ---- requests --------------------------------------------------------------------------
     def submit(self, prompt: bytes, n_new: int, draft_len: int = 0, *,
-               check_groups: bool = True) -> int:
+               check_groups: bool = True, salt: bytes | None = None) -> int:
         """Queue a request; returns its id. Raises ParamError for bad input, OutOfPages if it
-        could never fit the pool, EngineBusy when max_waiting requests already wait."""
+        could never fit the pool, EngineBusy when max_waiting requests already wait. `salt`
+        seeds its prefix hashes: it reuses and publishes prefixes only among requests with the
+        same salt (None: the cache's own, shared by every request without one)."""
         prompt = _check(prompt)
+        if salt is not None and not isinstance(salt, bytes):
+            raise ParamError(f"salt must be bytes or None, got {type(salt).__name__}")
         n_new = check_int("n_new", n_new, 0, MAX_NEW)
         draft_len = check_int("draft_len", draft_len, 0, MAX_DRAFT)
         self.memory.check_fits(prompt, n_new)
@@ -158,7 +162,7 @@ class Engine:
             rid = self._next
             self._next += 1
             req = Request(rid, prompt, n_new, draft_len, self.steps, time.perf_counter(),
-                          check_groups)
+                          check_groups, salt)
             self._requests[rid] = req
             self.scheduler.waiting.append(req)
             return rid
@@ -310,6 +314,7 @@ class Engine:
                 cancelled=cancelled,
                 budget=self.scheduler.max_step_tokens,
                 experts=tuple(r.order for r in out.routing) if out is not None else (),
+                routes=tuple(r.ids for r in out.routing) if out is not None else (),
                 waiting=len(self.scheduler.waiting), running=len(self.scheduler.running),
                 pages=self.memory.usage(), seconds=StepSeconds(
                     schedule=t1 - t0, pages=t2 - t1 + done.write_seconds,

@@ -73,7 +73,7 @@ class Memory:
         """What req's prompt can reuse now (read-only; None with the prefix cache off)."""
         if self.cache is None:
             return None
-        return self.cache.lookup(req.prompt, req.check_groups)
+        return self.cache.lookup(req.prompt, req.check_groups, req.salt)
 
     def admit(self, req: Request, lookup: LookupResult | None,
               first_end: Callable[[int], int | None]) -> bool:
@@ -106,7 +106,7 @@ class Memory:
         want = total if self.admission == "reserve" else now
         # pin first: pinned entries are no longer reclaimable, and others' reservations count
         # on what is
-        lease = cache.acquire(req.prompt, look) if look is not None else None
+        lease = cache.acquire(req.prompt, look, req.salt) if look is not None else None
         if self.available() < want or not self._make_room(now):
             if lease is not None:
                 cache.release(lease)
@@ -201,7 +201,7 @@ class Memory:
         cache = self.cache
         if cache is None:
             return 0, 0
-        P, hashes = self.P, cache.hashes(req.prompt)
+        P, hashes = self.P, cache.hashes(req.prompt, req.salt)
         blocks = groups = 0
         for b in range(start // P, min(end // P, len(hashes))):
             parent = hashes[b - 1] if b else None

@@ -193,6 +193,7 @@ class Work:
     emitted: bytes = b""  # bytes emitted this step
     drafted: int = 0  # verify: drafts in the window
     accepted: int = 0  # verify: drafts accepted
+    rows: tuple[int, int] = (0, 0)  # its tokens' rows [start, end) in the step's batch
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,6 +223,7 @@ class StepReport:
     cancelled: tuple[int, ...]  # cancelled since the previous step
     budget: int  # max_step_tokens
     experts: tuple[tuple[int, ...], ...]  # per layer: the distinct experts the batch used
+    routes: tuple[torch.Tensor, ...]  # per layer: every row's chosen experts [N, k]
     waiting: int  # after the step
     running: int
     pages: PoolUsage  # after the step (request_*: every running request's pages)
@@ -234,3 +236,12 @@ class StepReport:
     @property
     def distinct_experts(self) -> tuple[int, ...]:
         return tuple(len(e) for e in self.experts)
+
+    def experts_of(self, request: int) -> tuple[tuple[int, ...], ...]:
+        """Per layer, the distinct experts request's own tokens chose this step (() for a
+        request that did not run)."""
+        w = next((w for w in self.work if w.request == request), None)
+        if w is None or w.rows[1] <= w.rows[0]:
+            return ()
+        a, b = w.rows
+        return tuple(tuple(sorted(set(ids[a:b].flatten().tolist()))) for ids in self.routes)

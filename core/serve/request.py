@@ -48,8 +48,9 @@ class Request:
     """One request: its bytes, its phase, its pages and lease, what it has done so far."""
 
     def __init__(self, rid: int, prompt: bytes, n_new: int, draft_len: int, step: int,
-                 time: float, check_groups: bool = True) -> None:
+                 time: float, check_groups: bool = True, salt: bytes | None = None) -> None:
         self.id, self.prompt, self.n_new, self.draft_len = rid, prompt, n_new, draft_len
+        self.salt = salt  # seeds its prefix hashes (None: the cache's own, shared by all)
         self.check_groups = check_groups  # False: the unsafe lookup a demo shows
         self.tokens: list[int] = list(prompt)
         self.fed = 0
