@@ -89,18 +89,55 @@ class ServeSnapshot:
     snapshot_bytes: int  # what per-position snapshots would have held
     swaps: int  # chosen experts outside the true top-k (cache-aware routing)
     seconds: dict[str, float] = field(compare=False)  # prefill, decode, expert loads
+    room: RoomView | None = None  # served by a class engine: the room's counts, else None
 
 
-class _Tally(ExpertProvider):
-    """Wraps the session's provider: per-layer hits and misses of what each layer chose,
-    judged on the residency snapshot taken before any of its experts is fetched."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoomView:
+    """A class engine's counts, which every student may see: never another's prompt or text."""
 
-    def __init__(self, inner: CacheProvider, n_layers: int, n_experts: int) -> None:
-        self.inner, self.policy = inner, inner.policy
+    running: int  # requests in the batch after the latest step
+    phases: tuple[tuple[str, int], ...]  # (prefill / replay / decode / verify, requests) in it
+    waiting: int
+    distinct_experts: tuple[int, ...]  # per layer: experts the latest step's batch used
+    loads: int  # of those, experts not resident when the step began: loaded once for all
+    pages_used: int
+    pages_total: int
+    reused_tokens: int  # prompt tokens restored from the prefix cache, every request so far
+    prompt_tokens: int  # prompt tokens of every request so far
+    shared_prefix: bool  # prefixes reused across students (else only a student's own)
+    steps: int  # engine steps so far
+
+
+class ExpertCounts:
+    """One request's expert counts per layer: of the experts its own tokens chose, how many
+    were resident (hits) and how many were loaded (misses), and those its last token chose.
+    Counting starts with its first decode step (`counting`)."""
+
+    def __init__(self, n_layers: int, n_experts: int) -> None:
         self.E = n_experts
         self.hits, self.misses = [0] * n_layers, [0] * n_layers
         self.last: list[tuple[int, ...]] = [()] * n_layers
         self.counting = False
+
+    def add(self, layer: int, chosen: Sequence[int], held: Sequence[bool]) -> None:
+        """The distinct experts `chosen` at one layer, judged on residency `held` [E] taken
+        before any of them was fetched."""
+        if self.counting:
+            for e in chosen:
+                if held[e]:
+                    self.hits[layer] += 1
+                else:
+                    self.misses[layer] += 1
+
+
+class _Tally(ExpertCounts, ExpertProvider):
+    """ExpertCounts of a session's own engine: wraps its provider and judges each layer's
+    choice on the residency snapshot taken before any of its experts is fetched."""
+
+    def __init__(self, inner: CacheProvider, n_layers: int, n_experts: int) -> None:
+        super().__init__(n_layers, n_experts)
+        self.inner, self.policy = inner, inner.policy
 
     def experts(self, layer: int, ids: Sequence[int]) -> Iterator[tuple[int, Triple]]:
         return self.inner.experts(layer, ids)
@@ -110,12 +147,7 @@ class _Tally(ExpertProvider):
 
     def routed(self, layer: int, routing: Routing) -> None:
         if self.counting:
-            held = self.inner.resident(layer, self.E)  # [E] bool
-            for e in routing.order:
-                if held[e]:
-                    self.hits[layer] += 1
-                else:
-                    self.misses[layer] += 1
+            self.add(layer, routing.order, self.inner.resident(layer, self.E).tolist())
             self.last[layer] = tuple(routing.ids[-1].tolist())
         self.inner.routed(layer, routing)
 
@@ -162,7 +194,7 @@ class ServeSession:
         assert self.engine is not None and self.cache is not None
         policy = RoutePolicy(ROUTE, d.n_layers) if cfg.routing else None
         tally = _Tally(CacheProvider(self.cache, policy), d.n_layers, d.n_experts)
-        run = _Run(cfg, tally, policy, self.cache)
+        run = RunView(cfg, tally, policy, self.cache)
         self.engine.provider = tally
         try:
             for ev in self.engine.stream(cfg.prompt, cfg.n_new, cfg.draft_len):
@@ -178,10 +210,11 @@ class ServeSession:
         self.engine = None
 
 
-class _Run:
-    """What one run has seen so far; take(event) says whether a snapshot is due."""
+class RunView:
+    """What one request's run has seen so far (its events, its ExpertCounts); take(event) says
+    whether a snapshot is due (the first byte, every `every` bytes, the end)."""
 
-    def __init__(self, cfg: ServeConfig, tally: _Tally, policy: RoutePolicy | None,
+    def __init__(self, cfg: ServeConfig, tally: ExpertCounts, policy: RoutePolicy | None,
                  cache: ExpertCache) -> None:
         self.cfg, self.tally, self.policy, self.cache = cfg, tally, policy, cache
         self.text = bytearray()
@@ -219,7 +252,7 @@ class _Run:
             return True
         return False
 
-    def snapshot(self) -> ServeSnapshot:
+    def snapshot(self, room: RoomView | None = None) -> ServeSnapshot:
         assert self.pre is not None and self.pages is not None
         d = self.tally.E
         layers = len(self.tally.hits)
@@ -239,4 +272,5 @@ class _Run:
             snapshot_bytes=self.snapshot_bytes, swaps=swaps,
             seconds={"prefill": self.prefill_s, "decode": total - self.prefill_s,
                      "expert loads": loads},
+            room=room,
         )
