@@ -25,13 +25,16 @@ Modules, bottom up:
   ceiling     LRU and Belady replay from a warm cache, per layer call (the frontier's ceiling)
   record      run_pass: one teacher-forced pass recorded per (step, layer): PassRecord
   speed       modelled tokens/s of a PassRecord from a compute time and a disk preset
+  batch_aware batch-aware routing (Lynx): each row's max-rank fill prefers the experts the
+              rows before it in the same step chose, so a step loads fewer experts (off by
+              default; outside the engine's batch-invariance oracle)
 The tab's grid and precomputed sweep: core.experiments.routing_grid, routing_sweep. config and
 disk import without torch (the exports below load on first use).
 
 Exports: RouteConfig, METHODS, KINDS, Selection, select_experts, naive_select_experts,
 top_ranks, RowMeters, LayerMeters, route_meters, RoutePolicy, Prefetcher, PrefetchMeters,
 PREDICTORS, RoutedProvider, teacher_forced, heldout_text, Disk, DISKS, ARMS, ArmReport,
-compare_arms.
+compare_arms, BatchAwarePolicy, select_batch_aware.
 
 Oracles (tests/core/routing, tests/core/model/test_routing_*.py): hand-worked selection
 tables (each case worked in a comment); select_experts equals naive_select_experts on
@@ -48,6 +51,7 @@ import importlib
 # torch. Each name -> the module that defines it.
 _EXPORTS = {
     "ArmReport": "arm_report",
+    "BatchAwarePolicy": "batch_aware", "select_batch_aware": "batch_aware",
     "ARMS": "arms", "compare_arms": "arms",
     "KINDS": "config", "METHODS": "config", "RouteConfig": "config",
     "DISKS": "disk", "Disk": "disk",
