@@ -18,6 +18,7 @@ scenes.py, routing_grid.py, expert_cache.py, fleet_ring.py, fleet_sim.py (numpy 
   shipped.py         the shipped model, its routing trace and training record, loaded once
   scenes.py          the prompts, sizes and ranges the experiments run over (torch-free)
   overview.py        Overview: one request's path through the whole lab (RequestPath)
+  overview_drafts.py Overview: the same request with drafts that are always right
   model.py           Model: a greedy sample per domain, routing's domain information
   prefix.py          Prefix cache: the four presets on a real Engine (PresetRun), time saved
   prefix_spacing.py  Prefix cache: checkpoint spacing vs reusable tokens (SpacingSweep)

@@ -20,6 +20,8 @@ of `capacity` slots over the shipped shards, and records each stage the request 
             block's chained hash (the key every request starting with the same block shares):
             its primary cluster and, should that one fail, the secondary
 Every field is a count or a byte size: deterministic for the same parameters. No wall times.
+`drafter` replaces the engine's prompt-lookup drafter (overview_drafts.py: drafts that are
+always right).
 
 path(draft_len, kind, capacity, warm, clusters)   the tab's request on the shipped model, N_NEW
           bytes (core.experiments.scenes), read-only: served once per (draft_len, kind,
@@ -49,6 +51,7 @@ from core.model.providers import CacheProvider, ExpertProvider, Triple, open_cac
 from core.model.router import Routing
 from core.paging.ledger import toy_geometry
 from core.prefix.hashing import block_hashes
+from core.serve.drafter import Drafter
 from core.serve.engine import Engine
 from core.serve.limits import KDA_CHUNK, MAX_DRAFT
 from core.serve.live import PAGE
@@ -175,8 +178,8 @@ def fleet_route(key: bytes, clusters: int) -> tuple[int, int | None]:
 
 
 def serve_path(model: HybridLM, kind: str, draft_len: int, capacity: int, warm: bool,
-               clusters: int, n_new: int = 48, directory: str | Path = ASSET_DIR
-               ) -> RequestPath:
+               clusters: int, n_new: int = 48, directory: str | Path = ASSET_DIR, *,
+               drafter: Drafter | None = None) -> RequestPath:
     if not isinstance(model, HybridLM):
         raise ParamError(f"model must be a HybridLM, got {type(model).__name__}")
     d = model.dims
@@ -187,7 +190,8 @@ def serve_path(model: HybridLM, kind: str, draft_len: int, capacity: int, warm: 
         raise ParamError(f"warm must be true or false, got {warm!r}")
     clusters = check_int("clusters", clusters, 1, MAX_CLUSTERS)
     n_new = check_int("n_new", n_new, 2, MAX_NEW)
-    engine = Engine(model, pool_pages(model), tokens_per_page=PAGE, prefix_cache=True)
+    engine = Engine(model, pool_pages(model), tokens_per_page=PAGE, prefix_cache=True,
+                    drafter=drafter)
     cache = open_cache(directory, d, capacity)
     try:
         rec = _Recorder(CacheProvider(cache), d.n_layers, d.n_experts)
