@@ -22,6 +22,8 @@ scenes.py, routing_grid.py, expert_cache.py, fleet_ring.py, fleet_sim.py (numpy 
   model.py           Model: a greedy sample per domain, routing's domain information
   prefix.py          Prefix cache: the four presets on a real Engine (PresetRun), time saved
   prefix_spacing.py  Prefix cache: checkpoint spacing vs reusable tokens (SpacingSweep)
+  prefix_partial.py  Prefix cache: a trusted partial group's error against the distance past
+                     its boundary (PartialCurve)
   paging.py          Page pool: page growth, the model's state stored in pages and packed
   expert_cache.py    Expert cache: a scripted ExpertCache run (ScenarioRun)
   cache_policies.py  Cache policies: LRU / LFU / Belady on synthetic and recorded routing

@@ -8,7 +8,8 @@ against the reuse rule (core.prefix.rule.usable_blocks) and page counts against 
 from __future__ import annotations
 
 from core.dims import K3, k3_group_blocks
-from core.experiments.prefix import base, runs
+from core.experiments.prefix import BROKEN_LAYER, _deepest_group, base, fork, runs
+from core.experiments.prefix_partial import partial_curve
 from core.experiments.prefix_spacing import sweep
 from core.experiments.scenes import CACHED, REQUEST
 from core.model.manifest import shipped_dims as dims
@@ -16,7 +17,7 @@ from core.paging.pool import PageKind
 from core.prefix.rule import usable_blocks
 from core.tolerances import FP32_DECODE_MAX_ABS
 from tabs.prefix import TAB
-from tests.lessons.registry import claim
+from tests.lessons.registry import Reason, Within, claim, reason
 
 LESSON = "prefix"
 
@@ -45,7 +46,8 @@ def block_size() -> dict[str, object]:
 @claim(LESSON, "all {n} KDA layers at one block boundary")
 def group_layers() -> dict[str, object]:
     groups = list(base(k_default()).cache.groups.values())
-    assert groups and all(len(g.layers) == dims().n_kda and g.complete for g in groups)
+    assert groups and all(len(g.layers) == dims().n_kda for g in groups)
+    assert all(pages is not None for g in groups for pages in g.layers)  # every layer written
     return {"n": dims().n_kda}
 
 
@@ -70,8 +72,8 @@ def predict() -> dict[str, object]:
     return {"m": r.lookup.stage1_blocks, "k": k_demo()}
 
 
-@claim(LESSON, "{b} blocks, {t} tokens: stage 2 backs off to the deepest boundary that holds a "
-               "group, a multiple of {k}")
+@claim(LESSON, "{b} blocks, {t} tokens: the deepest boundary that holds a group, a multiple of "
+               "{k}")
 def predict_answer() -> dict[str, object]:
     r, k = runs(k_demo())["hit"], k_demo()
     b = r.lookup.boundary_blocks
@@ -80,12 +82,32 @@ def predict_answer() -> dict[str, object]:
     return {"b": b, "t": r.reused_tokens, "k": k}
 
 
-@claim(LESSON, "trusting it anyway moves the logits by {d:.4f}, silently")
-def partial_unsafe() -> dict[str, object]:
+@reason(LESSON, "Trusting it anyway moves the logits by only {d:.4f}, because {n} tokens are "
+               "recomputed after the boundary; one token past it, by {d1:.1f}, and the next byte "
+               "changes.")
+def partial_unsafe() -> Reason:
+    """Cause: the tokens recomputed after the partial group's boundary (the preset's 106 -> 1).
+    Rival: which KDA layer the group lacks (each of the others, at the preset's distance): the
+    error stays under the margin that would change the next byte."""
     r = runs(k_default())["partial"]
     assert r.max_abs_safe <= FP32_DECODE_MAX_ABS < r.max_abs_unsafe
     assert r.unsafe_reused_tokens > r.reused_tokens
-    return {"d": r.max_abs_unsafe}
+    n = r.request_tokens - r.unsafe_reused_tokens
+
+    curve = partial_curve(BROKEN_LAYER, (1, n))
+    assert curve.boundary == r.unsafe_reused_tokens and curve.max_abs[1] == r.max_abs_unsafe
+    assert curve.next_byte[0] != curve.cold_next_byte[0]  # one token past: the text changes
+    assert curve.next_byte[1] == curve.cold_next_byte[1]
+    others = [partial_curve(layer, (n,)).max_abs[0] for layer in range(dims().n_kda)
+              if layer != BROKEN_LAYER]
+    margin = curve.margin[1]
+    return Reason(
+        fields={"d": r.max_abs_unsafe, "n": n, "d1": curve.max_abs[0]},
+        effect="max |logits - cold run's| of the trusted partial group", base=r.max_abs_unsafe,
+        cause=f"tokens recomputed after the boundary ({n} -> 1)", changed=curve.max_abs[0],
+        expect="up", at_least=curve.margin[0],
+        rival="the KDA layer the group lacks (each other layer)", rival_effects=others,
+        within=Within(name=f"the next byte's margin there ({margin:.2f})", abs=margin))
 
 
 # ---- instructor notes ------------------------------------------------------------------------
@@ -106,13 +128,32 @@ def hit_defaults() -> dict[str, object]:
             "b3": r3.lookup.boundary_blocks, "r3": r3.reused_tokens}
 
 
-@claim(LESSON, "*miss* computes all {n} tokens. *fallback* evicts {e} cache entries, least "
-               "recently used first, before the group it needed is gone, and resumes at block "
-               "{fb}. *partial* resumes at block {pb} too; with check_groups=False it reuses "
-               "{ur} tokens and its last logits differ from a cold run by {d:.4f}, while every "
-               "safe lookup gives the cold run's logits bit for bit")
+def _eviction_order() -> list[tuple[int, int]]:
+    """(last use, depth) of each entry the fallback preset evicts, in order (on a fork)."""
+    eng = fork(base(k_default()))
+    target, cache, out = _deepest_group(eng, REQUEST), eng.cache, []
+    while target in cache.groups:
+        before = {**{("b", d): e for d, e in cache.blocks.items()},
+                  **{("g", d): e for d, e in cache.groups.items()}}
+        assert cache.make_room(cache.pool.num_free + 1)
+        gone = [e for key, e in before.items()
+                if key[1] not in (cache.blocks if key[0] == "b" else cache.groups)]
+        out += [(e.last_used, e.depth) for e in gone]
+    return out
+
+
+@claim(LESSON, "*miss* computes all {n} tokens. *fallback* evicts {e} cache entries, deepest "
+               "first (one request last used them all: a tie, broken by depth), before the group "
+               "it needed is gone, and resumes at block {fb}. *partial* resumes at block {pb} "
+               "too; trusting the partial group it reuses {ur} tokens and its last logits differ "
+               "from a cold run by {d:.4f}, while every safe lookup gives the cold run's logits "
+               "bit for bit")
 def other_presets() -> dict[str, object]:
     rs = runs(k_default())
+    order = _eviction_order()
+    assert len({t for t, _ in order}) == 1  # a tie on last use
+    depths = [d for _, d in order]
+    assert depths == sorted(depths, reverse=True) and depths[0] > depths[-1]  # deepest first
     miss, fb, pa = rs["miss"], rs["fallback"], rs["partial"]
     assert miss.reused_tokens == 0 and miss.computed_tokens == miss.request_tokens
     assert fb.lookup.boundary_blocks < rs["hit"].lookup.boundary_blocks
@@ -123,6 +164,16 @@ def other_presets() -> dict[str, object]:
     return {"n": miss.computed_tokens, "e": fb.evicted_entries, "fb": fb.lookup.boundary_blocks,
             "pb": pa.lookup.boundary_blocks, "ur": pa.unsafe_reused_tokens,
             "d": pa.max_abs_unsafe}
+
+
+@claim(LESSON, "One token past it the next byte's two likeliest values were {m1:.2f} apart, less "
+               "than the error.")
+def partial_margin() -> dict[str, object]:
+    r = runs(k_default())["partial"]
+    n = r.request_tokens - r.unsafe_reused_tokens
+    c = partial_curve(BROKEN_LAYER, (1, n))
+    assert c.margin[0] < c.max_abs[0]
+    return {"m1": c.margin[0]}
 
 
 @claim(LESSON, "Reuse comes in steps of {P} × k tokens. Over {probes} probes the mean reusable "
@@ -145,12 +196,21 @@ def spacing() -> dict[str, object]:
             "share": p1.group_pages / (p1.group_pages + p1.block_pages)}
 
 
-@claim(LESSON, "weighs as much as {x:.1f} blocks of {P} tokens of latents")
+@claim(LESSON, "weighs as much as {x:.1f} blocks of {P} tokens of latents, against {toy:.0f} "
+               "blocks here: with K3's weights k = {k} would free {k3_saved:.0%} of this cache's "
+               "memory, against {saved:.0%} here.")
 def k3_group() -> dict[str, object]:
     P = 512
     x = k3_group_blocks(P)
     group = K3.n_kda * (K3.kda_state_bytes + K3.kda_conv_bytes)
     assert x == group / (K3.n_mla * K3.mla_bytes_per_token * P)
-    toy = sweep().point(1)
-    assert x > (toy.group_pages / toy.groups) / dims().n_mla  # "even more" than the toy's ratio
-    return {"x": x, "P": P}
+    sw, k = sweep(), k_demo()
+    p1, p3 = sw.point(1), sw.point(k)
+    toy = (p1.group_pages / p1.groups) / dims().n_mla  # a group, in blocks of latents
+    blocks = p1.block_pages / dims().n_mla
+    assert p3.block_pages == p1.block_pages  # spacing keeps every block
+
+    def saved(weight: float) -> float:  # memory k frees, groups weighing `weight` blocks
+        return 1 - (p3.groups * weight + blocks) / (p1.groups * weight + blocks)
+    assert x > toy and saved(x) > saved(toy)
+    return {"x": x, "P": P, "toy": toy, "k": k, "k3_saved": saved(x), "saved": saved(toy)}
