@@ -33,7 +33,7 @@ from core.model.config import ModelDims
 from core.model.trace import TRACE_FILE, load, request_trace
 from core.model.weights import ASSET_DIR
 from tabs.cache_policies import TAB
-from tests.lessons.registry import claim
+from tests.lessons.registry import Reason, Within, claim, reason
 
 LESSON = "cache_policies"
 
@@ -166,17 +166,28 @@ def lfu_beats_lru() -> dict[str, object]:
     return {"lo": lo, "hi": hi}
 
 
-@claim(LESSON, "LRU needs (layers − {one}) × top-k + {one} slots before its first hit, whatever "
-               "the number of experts per layer")
-def cliff_law_any_e() -> dict[str, object]:
-    """Decode-order synthetic traces: the shortest reuse distance never drops below the law,
-    for any E (the model trace and K3's shape meet it: lru_cliff_claim, k3_cliff)."""
-    layers, k = 4, 2
-    for e in (k + 1, 8, 64, 512):
-        tr = synthetic_trace(64, layers, e, k, 0.5, 0.5, 3)
-        d = stack_distances(tr)
-        assert d[d > 0].min() >= lru_cliff(layers, k)
-    return {"one": 1}
+def _first_hit_capacity(layers: int, e: int, k: int = 2) -> int:
+    """The smallest LRU cache with a hit on a decode-order synthetic trace: the shortest reuse
+    stack distance (distinct keys since the last use, the key included)."""
+    d = stack_distances(synthetic_trace(256, layers, e, k, 0.5, 0.5, 3))
+    return int(d[d > 0].min())
+
+
+@reason(LESSON, "[[decode]] visits every layer once per token, so between two uses of a key every "
+               "other layer requests its top-k: LRU needs (layers − {one}) × top-k + {one} slots "
+               "before its first hit, whatever the number of experts per layer.")
+def cliff_law_any_e() -> Reason:
+    """Decode-order synthetic traces (8 layers, top-2): cause, the layers visited between two
+    uses (8 -> 4 layers: the cliff falls by 4 x top-k); rival, the experts per layer (3, 8, 64,
+    512 at 8 layers): the cliff stays where the law puts it."""
+    layers, k = 8, 2
+    base = _first_hit_capacity(layers, 16, k)
+    assert base == lru_cliff(layers, k)
+    return Reason(fields={"one": 1}, effect="LRU's smallest cache with a hit (slots)", base=base,
+                  cause="layers visited per token (8 -> 4)", changed=_first_hit_capacity(4, 16, k),
+                  expect="down", at_least=4 * k, rival="experts per layer (3, 8, 64, 512)",
+                  rival_effects=[_first_hit_capacity(layers, e, k) for e in (k + 1, 8, 64, 512)],
+                  within=Within(name="exactly"))
 
 
 @claim(LESSON, "LRU gets {c:.1%} at {cliff} slots, {w:.1%} at {ws} (one token's whole set) and "
@@ -223,6 +234,65 @@ def lfu_numbers() -> dict[str, object]:
             "r2": lru[c2 - 1], "c2": c2}
 
 
+def _relabelled(n: int, block: int, seed: int = 0) -> np.ndarray:
+    """The first n tokens' requests with each layer's expert ids permuted afresh every `block`
+    tokens: the same order and repeats within a block, each layer's popularity spread flat."""
+    reqs, layers, e, k = _model(n)
+    tr = reqs.reshape(n, layers, k, 2).copy()
+    rng = np.random.default_rng(seed)
+    for b in range(0, n, block):
+        for la in range(layers):
+            tr[b:b + block, la, :, 1] = rng.permutation(e)[tr[b:b + block, la, :, 1]]
+    return tr.reshape(-1, 2)
+
+
+def _top_share(n: int, top: int) -> list[float]:
+    """Per layer, the share of its picks that go to its `top` most picked experts."""
+    reqs, layers, e, k = _model(n)
+    tr = reqs.reshape(n, layers, k, 2)
+    out = []
+    for la in range(layers):
+        c = np.sort(np.bincount(tr[:, la, :, 1].ravel(), minlength=e))[::-1]
+        out.append(float(c[:top].sum() / c.sum()))
+    return out
+
+
+@claim(LESSON, "Below {cliff} slots decode's loop through the layers is longer than the cache, "
+               "LRU's worst case.")
+def loop_below_cliff() -> dict[str, object]:
+    reqs, layers, _, k = _tab_model()
+    cliff = lru_cliff(layers, k)
+    assert replay(reqs, cliff - 1, "lru").hits == 0  # the loop: LRU hits nothing
+    return {"cliff": cliff}
+
+
+@reason(LESSON, "From {c} slots a token's loop fits, and LFU wins because each layer's routing "
+               "is skewed: its top {top} of {e} experts take {lo:.0%} to {hi:.0%} of its picks, "
+               "and LFU keeps them. Relabel each layer's experts every {block} tokens, "
+               "flattening that skew but keeping the order, and LRU wins by {lose:.1f} points at "
+               "{c} slots.")
+def skew_makes_lfu_win() -> Reason:
+    """Effect: LFU's hit rate minus LRU's at 16 slots (first 256 tokens). Cause: each layer's
+    skew (flattened by relabelling): LRU wins. Rival: the loop being longer than the cache
+    (at 64 slots, four tokens' loops fit): the advantage stays within 3 points."""
+    n = int(_default("tokens"))
+    reqs, layers, e, k = _model(n)
+    c, block, top = token_working_set(layers, k), 32, 4
+    assert lru_cliff(layers, k) <= c
+    lru, lfu = _lru_lfu(n)
+    flat = _relabelled(n, block)
+    flat_adv = replay(flat, c, "lfu").hit_rate - replay(flat, c, "lru").hit_rate
+    shares = _top_share(n, top)
+    return Reason(
+        fields={"c": c, "top": top, "e": e, "lo": min(shares), "hi": max(shares), "block": block,
+                "lose": -100 * flat_adv},
+        effect=f"LFU's hit rate minus LRU's at {c} slots", base=float(lfu[c - 1] - lru[c - 1]),
+        cause=f"each layer's skew (experts relabelled every {block} tokens)", changed=flat_adv,
+        expect="down", at_least=0.05, rival=f"the loop against the cache ({c} -> {4 * c} slots)",
+        rival_effects=(float(lfu[4 * c - 1] - lru[4 * c - 1]),),
+        within=Within(name="3 points", abs=0.03))
+
+
 @claim(LESSON, "Over the whole trace ({n:,} tokens) the counts go stale and LRU wins at {a} to "
                "{b} slots and again near a full cache")
 def lfu_goes_stale() -> dict[str, object]:
@@ -256,10 +326,12 @@ def floor_refused() -> dict[str, object]:
     return {"one": 1}
 
 
-@claim(LESSON, "the extra slot is where that load lands, so it evicts none of them")
-def extra_slot() -> dict[str, object]:
-    """k + 1 slots: a layer's k views leased, the next load takes the spare slot and no
-    view's bytes change; a second load finds only leased slots and is refused."""
+@reason(LESSON, "the extra slot is where that load lands, so it evicts none of them")
+def extra_slot() -> Reason:
+    """k + 1 slots: a layer's k views in use, the next load takes the spare slot and no view's
+    bytes change; a second load finds only slots in use and is refused. Cause: the spare slot
+    (k slots: the cache refuses them, so LRU's replay of the same gets shows the eviction).
+    Rival: which expert the next load is (each other expert): none evicted."""
     k = 4
     with ExpertCache(ShardIndex.open(fixture_dir()), 1, N_EXPERTS, k, (k + 1) * STRIDE) as c:
         for e in range(k + 1):  # fill the spare slot first, so it is the oldest
@@ -268,11 +340,25 @@ def extra_slot() -> dict[str, object]:
         views = [c.get(0, e) for e in range(1, k + 1)]  # the layer in use
         before = [v.payload() for v in views]
         c.get(0, k + 1)  # the next load: evicts expert 0, in the spare slot
-        assert all(c.resident(0, e) is not None for e in range(1, k + 1))
-        assert all(v.valid() and v.payload() == b for v, b in zip(views, before, strict=True))
+        kept = sum(c.resident(0, e) is not None for e in range(1, k + 1))
+        assert all(v.payload() == b for v, b in zip(views, before, strict=True))
         with pytest.raises(SlotsExhausted):
             c.get(0, k + 2)
-    return {}
+
+    def survivors(slots: int, nxt: int) -> int:  # LRU's replay: in-use experts still held
+        gets = [*range(k + 1), *range(1, k + 1), nxt]
+        held: list[int] = []
+        for e in gets:
+            held = [x for x in held if x != e] + [e]
+            held = held[-slots:]
+        return sum(e in held for e in range(1, k + 1))
+    assert survivors(k + 1, k + 1) == kept == k
+    return Reason(effect="the layer's in-use experts still held after the next load",
+                  base=kept, cause="the spare slot (top-k slots instead of top-k + 1)",
+                  changed=survivors(k, k + 1), expect="down", at_least=1,
+                  rival="which expert the next load is",
+                  rival_effects=[survivors(k + 1, e) for e in range(k + 1, N_EXPERTS)],
+                  within=Within(name="exactly"))
 
 
 @claim(LESSON, "init fails below top-k + {one} slots, at most slots − top-k − {one} may be pinned")
