@@ -22,6 +22,7 @@ from tabs.registry import all_figures
 from tabs.spec import render
 from tests.conftest import REPO, RESULTS
 from tests.figures.drawn import drawn_texts, layout_problems
+from tests.figures.test_layout import check
 
 BASELINE = REPO / "tests" / "figures" / "baseline"
 RMS_TOLERANCE = 2.0
@@ -44,8 +45,7 @@ def test_figure_matches_baseline(tab, fig, monkeypatch):
     actual_png = out / f"{fig.name}-actual.png"
     with drawn_texts(monkeypatch, result.figure) as drawn:
         actual_png.write_bytes(render_png(result.figure))
-    problems = layout_problems(result.figure, drawn)  # as tests/figures/test_layout.py
-    assert not problems, f"{fig.name}: {problems}"
+    check(fig, "defaults", False, layout_problems(result.figure, drawn))  # as test_layout
     diff = compare_images(str(expected_png), str(actual_png), tol=RMS_TOLERANCE)
     golden = json.loads(expected_json.read_text())
     same_metrics = canonical(result.metrics) == golden

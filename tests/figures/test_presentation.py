@@ -1,8 +1,10 @@
 """Presentation mode: every figure, drawn under presenting(), is legible on a projector.
 
 Shown full-width in a 1024 px browser window (about 980 CSS px across), every drawn text must
-be at least 14 pt (18.7 CSS px), the PNG keeps the normal mode's pixel size, and no text runs
-off the canvas. Each presentation PNG is written to test-results/presentation/ to be looked at.
+be at least 14 pt (18.7 CSS px), the PNG keeps the normal mode's pixel size (its baseline's),
+and the layout is sound as tests/figures/test_layout.py checks it at the other settings: no
+text off the canvas, over another text or out of its box, no legend over the data, no plot
+squeezed. Each presentation PNG is written to test-results/presentation/ to be looked at.
 """
 
 from __future__ import annotations
@@ -16,16 +18,12 @@ from tabs.figure import DPI, PRESENT_SCALE, lab_figure, presenting, render_png
 from tabs.registry import all_figures
 from tabs.spec import render
 from tests.conftest import RESULTS
-from tests.figures.drawn import drawn_texts, off_canvas
+from tests.figures.drawn import drawn_texts, layout_problems
+from tests.figures.test_baselines import BASELINE
 
 MIN_CSS_PX = 18.7  # 14 pt at 96 CSS px per inch
-MIN_AXES_PX = 60  # a plot narrower or shorter than this has been squeezed out by its text
 # Figures that cannot meet MIN_CSS_PX, each with its reason. Empty: every figure meets it.
 ALLOWLIST: dict[str, str] = {}
-# Figures whose text at 14 pt does not fit their canvas yet (text off the canvas or a plot
-# squeezed below MIN_AXES_PX): each needs fewer words or a split. Strict: a figure listed here
-# that fits fails, so the list only shrinks. The reason names the first offending text.
-CROWDED: dict[str, str] = {}
 
 CASES = all_figures()
 OUT = RESULTS / "presentation"
@@ -39,8 +37,8 @@ def _size(png: bytes) -> tuple[int, int]:
 
 @pytest.mark.parametrize(("tab", "fig"), CASES, ids=[f.name for _, f in CASES])
 def test_presentation_figure_is_legible(tab, fig, monkeypatch):
-    """Draws; same pixels as normal mode; every text >= 14 pt at 980 px; all on the canvas."""
-    normal = _size(render_png(render(fig, tab).figure))
+    """Draws; same pixels as normal mode; every text >= 14 pt at 980 px; a sound layout."""
+    normal = Image.open(BASELINE / f"{fig.name}.png").size
     with presenting():
         figure = render(fig, tab).figure
     with drawn_texts(monkeypatch, figure) as drawn:
@@ -52,29 +50,13 @@ def test_presentation_figure_is_legible(tab, fig, monkeypatch):
     if fig.name not in ALLOWLIST:
         small = [d for d in drawn if d.css_px < MIN_CSS_PX]
         assert not small, f"{fig.name}: text below {MIN_CSS_PX} px: {small[:5]}"
-    w, h = normal
-    off = off_canvas(drawn, w, h)
-    squeezed = [ax.get_title(loc="left") or ax.get_title() or ax.get_label()
-                for ax in figure.axes if _squeezed(ax)]
-    problems = (f"text off the canvas ({w}x{h}): {off[:3]}" if off else "") + (
-        f" plots squeezed below {MIN_AXES_PX} px: {squeezed}" if squeezed else "")
-    if fig.name in CROWDED:
-        assert problems, f"{fig.name} fits now: remove it from CROWDED"
-    else:
-        assert not problems, f"{fig.name}: {problems}"
-
-
-def _squeezed(ax) -> bool:
-    """A visible plot (not a colorbar, which is thin on purpose) under MIN_AXES_PX a side."""
-    if not (ax.get_visible() and ax.axison) or ax.get_label() == "<colorbar>":
-        return False
-    box = ax.get_window_extent()
-    return min(box.width, box.height) < MIN_AXES_PX
+    problems = layout_problems(figure, drawn)
+    assert not problems, f"{fig.name}: {problems}"
 
 
 def test_allowlists_name_real_figures():
     names = {f.name for _, f in CASES}
-    assert set(ALLOWLIST) <= names and set(CROWDED) <= names
+    assert set(ALLOWLIST) <= names
 
 
 def test_presenting_is_scoped_and_keeps_pixels():
