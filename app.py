@@ -29,7 +29,7 @@ from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
 from tabs.shell import wire_page_load  # noqa: E402
 from tabs.spec import render  # noqa: E402
-from tabs.ui import build_tab  # noqa: E402
+from tabs.ui import CLASS_CONCURRENCY, RUN_CONCURRENCY, build_tab  # noqa: E402
 from tabs.warm import warm_in_background  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -39,7 +39,7 @@ TITLE = "Serving Lab: serving a hybrid KDA + MLA mixture of experts, live"
 SERVER_TORCH_THREADS = 1
 
 
-def build_app() -> gr.Blocks:
+def build_app(class_engine: bool = False) -> gr.Blocks:
     """The Blocks users get; tests build exactly this.
 
     torch runs one thread per call in the server: Gradio already runs up to two figures (and
@@ -64,18 +64,22 @@ def build_app() -> gr.Blocks:
         with gr.Tabs() as tabs:
             for tab in REGISTRY:
                 with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
-                    built.append(build_tab(tab, toggle, presenting))
+                    built.append(build_tab(tab, toggle, presenting, run_concurrency=(
+                        CLASS_CONCURRENCY if class_engine else RUN_CONCURRENCY)))
         wire_page_load(demo, tabs, note, built, toggle, presenting)
     return demo
 
 
-def launch_kwargs() -> dict:
+def launch_kwargs(max_threads: int = 40) -> dict:
     # show_error: a malformed API call (e.g. missing fields) gets Gradio's own message, not null.
     # head_paths: the page's script (assets/lab_head.html: the pinned light theme, slider keys,
     # alt text, what the page load calls); head: presentation mode's page rules
     # (assets/page.css), unscoped.
     # app_kwargs: every request body is bounded (tabs/body_limit.py); the lab takes no uploads.
-    return {"theme": gr.themes.Default(), "css_paths": [ASSETS / "lab.css"], "footer_links": [],
+    # max_threads: with --class every streaming Generate holds a worker thread while it waits
+    # on the shared batch, beside the figures' draws.
+    return {"theme": gr.themes.Default(), "max_threads": max_threads,
+            "css_paths": [ASSETS / "lab.css"], "footer_links": [],
             "show_error": True, "head_paths": [ASSETS / "lab_head.html"],
             "head": f"<style>{(ASSETS / 'page.css').read_text(encoding='utf-8')}</style>",
             "app_kwargs": {"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)]}}
@@ -125,12 +129,20 @@ def main(argv: list[str] | None = None) -> int:
                     "index.html contact sheet (lessons, figures, baseline differences)")
     ap.add_argument("--only", metavar="IDS", help="with --export: comma-separated tab ids or "
                     "figure names (default: every figure)")
+    ap.add_argument("--class", dest="class_engine", action="store_true",
+                    help="serve the whole class from one engine: every page's Generate joins "
+                    "one batch (each page sees only its own text, and the room's counts)")
+    ap.add_argument("--class-shared-prefix", action="store_true",
+                    help="with --class: share prefix reuse across students (it tells a student "
+                    "that someone typed the same prefix; off by default)")
     ap.add_argument("--render-cache-mib", metavar="MIB", type=int, default=256,
                     help="figures rendered for anyone, kept for everyone (default 256 MiB; "
                     "0 keeps none)")
     args = ap.parse_args(argv)
     if not 1 <= args.port <= 65535:
         ap.error(f"--port must be in [1, 65535], got {args.port}")
+    if args.class_shared_prefix and not args.class_engine:
+        ap.error("--class-shared-prefix needs --class")
     if not 0 <= args.render_cache_mib <= 65536:
         ap.error(f"--render-cache-mib must be in [0, 65536], got {args.render_cache_mib}")
     if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -148,7 +160,15 @@ def main(argv: list[str] | None = None) -> int:
 
     configure(args.render_cache_mib << 20)
     warm_in_background()  # the seconds-long sweeps some tabs read, computed after startup
-    build_app().launch(server_name=args.host, server_port=args.port, **launch_kwargs())
+    if args.class_engine:
+        from core.experiments.serve import serve_class
+
+        serve_class(shared_prefix=args.class_shared_prefix)
+        print("Class mode: one engine serves every page's Generate (prefixes "
+              f"{'shared' if args.class_shared_prefix else 'per student'})", flush=True)
+    build_app(class_engine=args.class_engine).launch(
+        server_name=args.host, server_port=args.port,
+        **launch_kwargs(max_threads=CLASS_CONCURRENCY + 40 if args.class_engine else 40))
     return 0
 
 

@@ -14,7 +14,8 @@ threads), as a room's browsers would, so that no client waits on another's inter
 nor on the server's (one gradio_client call costs its client ~40 ms of CPU here, the server
 ~6 ms on a render-cache hit). On one 2-core machine the clients still share the cores with
 the server, which a room's laptops would not: the numbers are an upper bound.
-Printed per scenario: errors (target 0), P50 / P95 latency over all calls, per-session
+`--serve N` measures the Serve tab instead (tabs/serve_load.py). Printed per scenario: errors
+(target 0), P50 / P95 latency over all calls, per-session
 medians, and the render cache's hits and misses. Then, in process: for every figure at its
 defaults, a render against a cache hit (median of 5 hits; target: a hit <= 5% of the render).
 """
@@ -175,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lag", type=float, default=0.5, help="class: seconds between sessions")
     ap.add_argument("--per-process", type=int, default=5,
                     help="sessions per client process (5)")
+    ap.add_argument("--serve", type=int, metavar="N",
+                    help="the Serve tab instead: N sessions generating at once through one class "
+                    "engine, against one session alone and against no page (tabs/serve_load.py)")
     a = ap.parse_args(argv)
     for flag, v in (("--sessions", a.sessions), ("--calls", a.calls),
                     ("--class-sessions", a.class_sessions), ("--per-process", a.per_process)):
@@ -182,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{flag} must be in [1, 100], got {v}")
     if not 0 <= a.lag <= 10:
         ap.error(f"--lag must be in [0, 10] seconds, got {a.lag}")
+    if a.serve is not None:
+        if not 1 <= a.serve <= 100:
+            ap.error(f"--serve must be in [1, 100] sessions, got {a.serve}")
+        from tabs.serve_load import run
+
+        return run(a.serve)
     from tabs.warm import warm_all
 
     warm_all()  # the once-only sweeps: both scenarios start from a warmed server

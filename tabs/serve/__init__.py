@@ -53,7 +53,7 @@ TAB = TabSpec(
         name="serve_generate", button="Generate", session="core.experiments.serve:new_session",
         close="core.experiments.serve:close_session", start="core.experiments.serve:start",
         final="core.experiments.serve:final", params=PARAMS, text="tabs.serve.common:text",
-        live="tabs.serve.common:live",
+        live="tabs.serve.common:live", result="core.experiments.serve:result",
         draws={"serve_experts": "tabs.serve.experts:draw_experts",
                "serve_memory": "tabs.serve.memory:draw_memory",
                "serve_drafts": "tabs.serve.drafts:draw_drafts"},

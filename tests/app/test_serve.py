@@ -4,7 +4,6 @@ model's greedy decode, sessions are separate, bad input is a clear error, the se
 from __future__ import annotations
 
 import html
-import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -15,12 +14,6 @@ from tabs.serve import PARAMS, TAB
 
 pytestmark = pytest.mark.app
 API = f"/{TAB.run.name}"
-
-
-def _generated(markdown: str) -> bytes:
-    m = re.search(r"<b>(.*?)</b></pre>", markdown, re.S)
-    assert m, markdown
-    return html.unescape(m.group(1)).encode("utf-8")
 
 
 def _args(**kw: object) -> list[object]:
@@ -38,16 +31,25 @@ def _run(url: str, **kw: object) -> list[tuple]:
         client.close()
 
 
+# The endpoint's outputs: status, text, (plot, table) per figure, live panel, result.
+STATUS, TEXT, RESULT = 0, 1, -1
+
+
 def test_streams_and_ends_with_the_greedy_text(app_url):
     prompt = "def main(argv):\n    return "
     updates = _run(app_url, prompt=prompt, n_new=24, draft_len=3)
     assert len(updates) >= 3, "the endpoint must stream several updates"
-    texts = [u[0] for u in updates]
-    assert "done" in texts[-1] and all("generating" in t for t in texts[:-1])
+    assert len(updates[-1]) == 2 + 2 * len(TAB.figures) + 2
+    statuses = [u[STATUS] for u in updates]  # set once, then left alone until the end
+    assert statuses[0] == "generating…" and statuses[-2:] == ["drawing the figures…", "done"]
+    assert all(s in ("generating…", None) or not isinstance(s, str) for s in statuses[:-2])
+    assert updates[-2][RESULT] == updates[-1][RESULT]  # the text was whole before the figures
     want = model().generate(prompt.encode(), 24)
-    assert _generated(texts[-1]) == want.decode("utf-8", errors="replace").encode()
-    figures = len(TAB.figures)
-    assert len(updates[-1]) == 1 + 2 * figures + 1  # text, (plot, table) per figure, live
+    result = updates[-1][RESULT]
+    assert bytes(result["generated"]) == want and result["done"]  # the bytes themselves
+    assert [len(u[RESULT]["generated"]) for u in updates] == sorted(
+        len(u[RESULT]["generated"]) for u in updates)  # the text only grows
+    assert prompt.replace("\n", "") in html.unescape(updates[-1][TEXT]).replace("\n", "")
 
 
 def test_two_sessions_get_their_own_outputs(app_url):
@@ -55,12 +57,12 @@ def test_two_sessions_get_their_own_outputs(app_url):
     with ThreadPoolExecutor(2) as pool:
         runs = list(pool.map(lambda p: _run(app_url, prompt=p, n_new=16, draft_len=0), prompts))
     for prompt, updates in zip(prompts, runs, strict=True):
-        last = updates[-1][0]
+        last = updates[-1][TEXT]
         assert html.escape(prompt) in last
         other = prompts[1 - prompts.index(prompt)]
         assert html.escape(other) not in last
-        # the memory table: a fresh session reused nothing
-        assert "| reused_tokens | 0 |" in updates[-1][4]
+        assert bytes(updates[-1][RESULT]["generated"]) == model().generate(prompt.encode(), 16)
+        assert updates[-1][RESULT]["reused_tokens"] == 0  # a fresh session reused nothing
 
 
 @pytest.mark.parametrize(("field", "kw"), [

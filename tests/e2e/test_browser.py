@@ -123,14 +123,33 @@ def test_typed_prompt_streams_text_and_figures(page, app_url, tab):
     page.locator(f"#{tab.id}-prompt textarea").fill(prompt)
     page.locator(f"#{tab.id}-go").click()
     out = page.locator(f"#{tab.run.name}-text")
-    page.wait_for_function(  # the preset's output already says "done": wait for ours
-        "([sel, p]) => { const e = document.querySelector(sel);"
-        " return e && e.innerText.includes(p) && e.innerText.includes('done'); }",
-        arg=[f"#{tab.run.name}-text", prompt], timeout=120_000)
+    page.wait_for_function(  # our prompt in the output, and the run's status says done
+        "([sel, st, p]) => { const e = document.querySelector(sel);"
+        " const s = document.querySelector(st);"
+        " return e && e.innerText.includes(p) && s && s.innerText.trim() === 'done'; }",
+        arg=[f"#{tab.run.name}-text", f"#{tab.run.name}-status", prompt], timeout=120_000)
     assert prompt in out.inner_text()
     changed = [f.name for f in tab.figures if _img(page, f.name).get_attribute("src")
                != before[f.name]]
     assert changed, "no figure changed after Generate"
+
+
+@pytest.mark.parametrize("tab", RUN_TABS, ids=[t.id for t in RUN_TABS])
+def test_stop_says_stopped_at_once(page, app_url, tab):
+    _open(page, app_url, tab)
+    _img(page, tab.figures[0].name).wait_for(state="visible", timeout=60_000)
+    longest = control(page, tab, "n_new")  # a run that cannot end before Stop
+    longest.fill(str(int(tab.control("n_new").maximum)))
+    longest.press("Enter")
+    page.locator(f"#{tab.id}-go").click()
+    status = page.locator(f"#{tab.run.name}-status")
+    status.get_by_text("generating…").wait_for(timeout=60_000)
+    page.locator(f"#{tab.id}-stop").click()
+    t0 = time.perf_counter()
+    status.get_by_text("stopped").wait_for(timeout=5_000)
+    assert time.perf_counter() - t0 < 2.0
+    time.sleep(1.0)  # a late update of the cancelled run must not say otherwise
+    assert status.inner_text().strip() == "stopped"
 
 
 def test_share_links_open_the_tab_with_those_values(page, app_url):
