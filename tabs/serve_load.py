@@ -106,10 +106,9 @@ def run(n: int) -> int:
     from core.experiments.shipped import model
     from core.serve.live import ServeSession
     from core.serve.prompts import held_out
+    from tabs.lazy import FIGURE_TORCH_THREADS, set_torch_threads
     from tabs.render_cache import stats
     from tabs.serve import TAB
-
-    from tabs.lazy import FIGURE_TORCH_THREADS, set_torch_threads
 
     set_torch_threads(FIGURE_TORCH_THREADS)  # as the server runs torch
     prompts = [p.decode("utf-8", errors="replace") for p in held_out(max(n, 1))][:n]
