@@ -32,6 +32,8 @@ scenes.py, routing_grid.py, expert_cache.py, fleet_ring.py, fleet_sim.py (numpy 
                      (`python -m core.experiments.routing_sweep`; assets/routing)
   routing.py         Cache-aware routing: a setting read from the sweep, the frontier's points,
                      one decode step timed now
+  routing_pilot.py   Cache-aware routing: PILOT's recall per layer against how close the
+                     stream it taps is to the router's real input (PilotAlignment)
   engine.py          Engine: speculative decoding pass by pass (SpecRun, SpecSweep), the
                      speedup measured now
   kda_replay.py      KDA replay: the cost model under the tab's convention, replay checks
