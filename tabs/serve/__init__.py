@@ -66,6 +66,9 @@ TAB = TabSpec(
                "expert comes from disk.", {"capacity": 3, "draft_len": 0}),
         Preset("Cache-aware routing", "Prefer resident experts: more hits, and a text that "
                "may change.", {"routing": True, "draft_len": 0}),
+        Preset("Half a line of code", "The prompt stops mid-line: the model finishes the "
+               "line, then starts the next one with its indentation.",
+               {"prompt": "def read(path):\n    with open(path) as f:\n        return "}),
         Preset("Records", "A prompt of JSON-like records, which the model learned well and "
                "drafts predict often.",
                {"prompt": '{"id": 1821, "name": "dave", "city": "lima", "age": 68}\n'
