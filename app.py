@@ -33,6 +33,9 @@ from tabs.ui import CLASS_CONCURRENCY, RUN_CONCURRENCY, build_tab  # noqa: E402
 from tabs.warm import warm_in_background  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parent / "assets"
+# The page's text face: "Lab Sans" is Gradio's bundled Source Sans Pro with a complete bold
+# (assets/page.css says why); then the system's.
+FONT = ("Lab Sans", "ui-sans-serif", "system-ui", "sans-serif")
 TITLE = "Serving Lab: serving a hybrid KDA + MLA mixture of experts, live"
 
 
@@ -78,7 +81,7 @@ def launch_kwargs(max_threads: int = 40) -> dict:
     # app_kwargs: every request body is bounded (tabs/body_limit.py); the lab takes no uploads.
     # max_threads: with --class every streaming Generate holds a worker thread while it waits
     # on the shared batch, beside the figures' draws.
-    return {"theme": gr.themes.Default(), "max_threads": max_threads,
+    return {"theme": gr.themes.Default(font=list(FONT)), "max_threads": max_threads,
             "css_paths": [ASSETS / "lab.css"], "footer_links": [],
             "show_error": True, "head_paths": [ASSETS / "lab_head.html"],
             "head": f"<style>{(ASSETS / 'page.css').read_text(encoding='utf-8')}</style>",

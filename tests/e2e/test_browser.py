@@ -230,11 +230,13 @@ def test_a_preset_sets_the_controls_and_redraws(page, app_url):
 
 def test_dark_preference_still_shows_the_light_lab(page, app_url):
     """The lab pins its light theme (figures are drawn on white): ?__theme=dark, as a system
-    in dark mode would ask, still gets a light page; the screenshot is kept for review."""
+    in dark mode would ask, still gets a light page, with a note saying why; the screenshot is
+    kept for review."""
     from tests.conftest import RESULTS
 
     page.goto(f"{app_url}?__theme=dark")
     _img(page, REGISTRY[0].figures[0].name).wait_for(state="visible", timeout=60_000)
     assert page.evaluate("() => document.body.classList.contains('dark')") is False
+    assert "stays light" in page.locator("#light-note").inner_text()
     RESULTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(RESULTS / "dark-preference.png"), full_page=True)
