@@ -14,7 +14,7 @@ import math
 import torch
 
 from core.dims import K3
-from core.kda import kda_recurrent
+from core.kda import kda_chunked, kda_recurrent
 from core.kda.chunked import SUB_CHUNK
 from core.model.config import ModelDims
 from core.speculative import window
@@ -25,10 +25,11 @@ from core.speculative.bounds import (
     needs_flush,
     ring_schedule,
 )
+from core.speculative.ring import SnapshotRing
 from core.speculative.session import SessionParams, accepted_draws, run_session
 from core.tolerances import max_abs
 from tabs.replay_ring import TAB
-from tests.lessons.registry import claim
+from tests.lessons.registry import Reason, Within, claim, reason
 
 LESSON = "replay_ring"
 
@@ -77,12 +78,22 @@ def window_entries() -> dict[str, object]:
     return {"bonus": pushes.pop()}
 
 
-@claim(LESSON, "A step that rejects every draft still commits one token")
-def progress_without_accepts() -> dict[str, object]:
+@reason(LESSON, "A step that rejects every draft still commits one token, so the ring always "
+               "moves forward.")
+def progress_without_accepts() -> Reason:
+    """Every draft rejected (a = 0). Cause: the bonus token (count only accepted drafts: no
+    progress). Rival: the ring's length (4, 32): one token a step all the same."""
+    def per_step(**override: object) -> float:
+        s = run_session(params(accept_rate=0.0, **override))
+        assert all(r.n_accepted == 0 for r in s.steps)
+        return s.num_committed / len(s.steps)
     s = run_session(params(accept_rate=0.0))
-    assert all(r.n_accepted == 0 and r.n_committed == 1 for r in s.steps)
-    assert s.num_committed == len(s.steps)
-    return {}
+    return Reason(effect="tokens committed per step, every draft rejected", base=per_step(),
+                  cause="the bonus token (only accepted drafts commit)",
+                  changed=sum(r.n_accepted for r in s.steps) / len(s.steps), expect="down",
+                  at_least=1.0, rival="the ring's length (L = 4, 32)",
+                  rival_effects=(per_step(capacity=4), per_step(capacity=32)),
+                  within=Within(name="exactly"))
 
 
 def _totals(s) -> dict[str, int]:
@@ -111,22 +122,57 @@ def bandwidth_at_defaults() -> dict[str, object]:
     return {"w": w_ratio, "r": r_ratio}
 
 
-@claim(LESSON, "exponentiates gates summed over L − {one} steps: with [[K3]]'s gate floor of "
-               "{lb} that stays inside fp32 only up to L = {L}")
-def gate_range() -> dict[str, object]:
+def first_overflow(split: bool, d: int = 32, longest: int = 64, seed: int = 0) -> int:
+    """The shortest ring whose parallel replay in fp32 produces a non-finite output, with every
+    gate at K3's floor (longest + 1: none). split: each decay exp(G_i - G_j) is formed as
+    exp(G_i) * exp(-G_j) (the factor applied to k_j first); else as one difference."""
+    g = torch.Generator().manual_seed(seed)
+    q, k = (torch.nn.functional.normalize(torch.randn(longest, d, generator=g), dim=-1)
+            for _ in range(2))  # [T, d] unit keys and queries, as KDA's
+    v = torch.randn(longest, d, generator=g)  # [T, d]
+    G = K3_GATE_LOWER_BOUND * torch.arange(longest, dtype=torch.float32)  # [T] summed gates
+    if split:
+        kk = torch.exp(-G)[:, None] * k  # [T, d]: exp(-G_j) k_j
+        scores = torch.exp(G)[:, None] * (q @ kk.T)  # [T, T]
+    else:
+        scores = torch.exp(G[:, None] - G[None, :]).tril() * (q @ k.T)
+    out = scores.tril() @ v  # [T, d]: row i is position i's output
+    bad = (~torch.isfinite(out)).any(-1).nonzero()
+    return int(bad[0]) + 1 if len(bad) else longest + 1
+
+
+@reason(LESSON, "Two things cap L: replay work, and a parallel replay kernel that computes each "
+               "decay exp(G_i − G_j) as exp(G_i) · exp(−G_j). Its gates, summed over L − {one} "
+               "steps at [[K3]]'s floor of {lb}, overflow fp32 from L = {over}; a safety bound of "
+               "{lim:g} stops it at L = {L}.")
+def gate_range() -> Reason:
+    """Cause: splitting each decay into two factors (formed as one difference: no overflow up
+    to 64). Rival: the head size (d_k 16, 128 instead of 32): the same first overflow."""
     L, lb = max_ring_for_gate(), K3_GATE_LOWER_BOUND
     assert ModelDims().gate_lower_bound == lb  # the model uses K3's lower-bound gate
     assert (L - 1) * -lb <= GATE_EXPONENT_LIMIT < L * -lb
+    over = first_overflow(True)
     f32 = torch.float32
-    assert torch.isfinite(torch.exp(torch.tensor((L - 1) * -lb, dtype=f32)))
-    return {"one": 1, "lb": f"−{-lb:g}", "L": L}
+    assert torch.isfinite(torch.exp(torch.tensor((over - 2) * -lb, dtype=f32)))
+    assert torch.isinf(torch.exp(torch.tensor((over - 1) * -lb, dtype=f32)))
+    return Reason(fields={"one": 1, "lb": f"−{-lb:g}", "over": over, "lim": GATE_EXPONENT_LIMIT,
+                          "L": L},
+                  effect="the shortest ring whose parallel fp32 replay overflows", base=over,
+                  cause="splitting each decay in two factors (one difference instead)",
+                  changed=first_overflow(False), expect="up", at_least=64 - over,
+                  rival="the head size (d_k 16, 128)",
+                  rival_effects=(first_overflow(True, 16), first_overflow(True, 128)),
+                  within=Within(name="exactly"))
 
 
-@claim(LESSON, "max|Δ| = {d:g} in float64 and in float32")
-def equivalence_exact() -> dict[str, object]:
+@reason(LESSON, "max|Δ| = {d:g} in float64 and in float32, because both run the same step in the "
+               "same order.")
+def equivalence_exact() -> Reason:
     """The streamed outputs and final state, and the snapshot restored at every step, against
-    one kda_recurrent over the committed tokens (to each step's end), compared here."""
-    worst = 0.0
+    one kda_recurrent over the committed tokens (to each step's end), compared here. Cause: the
+    same step in the same order (the chunked form sums in another order: it moves). Rival: the
+    dtype (float64, float32): exactly 0 in both."""
+    worst, per_dtype = 0.0, []
     for dtype in ("float64", "float32"):
         s = session(dtype)
         c = s.committed
@@ -138,7 +184,15 @@ def equivalence_exact() -> dict[str, object]:
         assert len(s.snap_restored) == len(s.steps)
         assert all(torch.equal(a, b) for a, b in zip(s.snap_restored, restored, strict=True))
         worst = max(worst, max_abs(s.outputs, o_ref), max_abs(s.final_state, s_ref))
-    return {"d": worst}
+        per_dtype.append(max(max_abs(s.outputs, o_ref), max_abs(s.final_state, s_ref)))
+    s = session("float32")
+    c = s.committed
+    o_ch, s_ch = kda_chunked(c.q, c.k, c.v, c.g, c.beta, initial_state=s.initial_state)
+    other_order = max(max_abs(s.outputs, o_ch), max_abs(s.final_state, s_ch))
+    return Reason(fields={"d": worst}, effect="max |streamed - one recurrence|", base=worst,
+                  cause="the same step in the same order (the chunked form's order)",
+                  changed=other_order, expect="up", rival="the dtype (float64, float32)",
+                  rival_effects=per_dtype, within=Within(name="exactly"))
 
 
 @claim(LESSON, "(L = {L}, γ = {g}, a = {a}, {steps} steps): {tokens} tokens committed, "
@@ -167,30 +221,94 @@ def sweep() -> dict[str, object]:
     return {"L": p.capacity, "x": at.replayed_per_token, "small": small}
 
 
-@claim(LESSON, "history + {b} + num_spec > L (#49847); the {b} is the bonus token")
+@claim(LESSON, "history + {b} + speculative tokens > L (#49847); the {b} is the bonus token")
 def vllm_rule() -> dict[str, object]:
     s = session()
-    for r in s.steps:  # history + 1 + num_spec entries always fit after the flush
+    for r in s.steps:  # history + 1 + gamma entries always fit after the flush
         assert r.committed_before + 1 + s.params.draft_len <= s.params.capacity
     return {"b": window(s.params.draft_len) - s.params.draft_len}
 
 
-@claim(LESSON, "fp32 exp overflows just above {ln:.1f}; the bound (L − {one})·|lb| ≤ {lim:g}")
+@claim(LESSON, "fp32 exp overflows just above {ln:.1f}: a split kernel's largest factor, "
+               "exp((L − {one})·|lb|), is finite up to L = {L} at |lb| = {lb:g}; the bound "
+               "(L − {one})·|lb| ≤ {lim:g} leaves a margin")
 def fp32_range() -> dict[str, object]:
     f32 = torch.float32
     ln = math.log(torch.finfo(f32).max)
     assert torch.isfinite(torch.exp(torch.tensor(ln - 0.01, dtype=f32)))
     assert torch.isinf(torch.exp(torch.tensor(ln + 0.01, dtype=f32)))
     assert GATE_EXPONENT_LIMIT < ln
-    return {"ln": ln, "one": 1, "lim": GATE_EXPONENT_LIMIT}
+    lb = -K3_GATE_LOWER_BOUND
+    L = math.floor(ln / lb) + 1
+    assert torch.isfinite(torch.exp(torch.tensor((L - 1) * lb, dtype=f32)))
+    assert torch.isinf(torch.exp(torch.tensor(L * lb, dtype=f32)))
+    return {"ln": ln, "one": 1, "L": L, "lb": lb, "lim": GATE_EXPONENT_LIMIT}
 
 
-@claim(LESSON, "anchors sub-chunks of {s} tokens for the same reason: ({s} − {one}) × {lb:g} = "
-               "{p:g} stays inside it")
+@claim(LESSON, "A kernel that subtracts first, exp(G_i − G_j) with i ≥ j, only ever exponentiates "
+               "numbers ≤ {zero} and never overflows.")
+def subtract_first() -> dict[str, object]:
+    assert first_overflow(False) > 64
+    return {"zero": 0}
+
+
+@claim(LESSON, "splits its decays within sub-chunks of {s} tokens for the same reason: ({s} − "
+               "{one}) × {lb:g} = {p:g} stays inside the bound")
 def chunked_anchor() -> dict[str, object]:
     p = (SUB_CHUNK - 1) * -K3_GATE_LOWER_BOUND
     assert p <= GATE_EXPONENT_LIMIT and SUB_CHUNK <= max_ring_for_gate()
     return {"s": SUB_CHUNK, "one": 1, "lb": -K3_GATE_LOWER_BOUND, "p": p}
+
+
+def _wrong_restores(capacity: int, pop_stale: bool) -> int:
+    """Steps whose restored snapshot is not that step's (n + 1)-th state: the session's pushes
+    and accepted counts on a SnapshotRing of labels. pop_stale: pop the last step's rejected
+    snapshots first (the session's rule); else pop only this step's n + 1."""
+    p = params()
+    w, ring, wrong = p.draft_len + 1, SnapshotRing(capacity), 0
+    for step, n in enumerate(accepted_draws(p)):
+        for t in range(w):
+            ring.push(torch.tensor([step, t]))
+        pops = len(ring) - w + n + 1 if pop_stale else n + 1
+        for _ in range(pops):
+            restored = ring.pop()
+        wrong += restored.tolist() != [step, n]
+    return wrong
+
+
+@reason(LESSON, "its pop returns the oldest, so rejected snapshots must be popped before the next "
+               "restore, and a push into a full ring overwrites the oldest.")
+def snapshot_pops() -> Reason:
+    """Cause: popping the rejected snapshots (skip it: restores go wrong). Rival: the ring's
+    length (L = 32): every restore right all the same."""
+    p = params()
+    assert sum(n < p.draft_len for n in accepted_draws(p)) > 0  # some snapshots are rejected
+    return Reason(effect="steps restoring the wrong snapshot",
+                  base=_wrong_restores(p.capacity, True),
+                  cause="popping the rejected snapshots first (skipped)",
+                  changed=_wrong_restores(p.capacity, False), expect="up",
+                  rival="the ring's length (L = 32)", rival_effects=(_wrong_restores(32, True),),
+                  within=Within(name="exactly"))
+
+
+@claim(LESSON, "**Predict, then move L to {L1}:** more flushes? More bytes written?")
+def predict_small_ring() -> dict[str, object]:
+    h = TAB.hero
+    assert h.name == "capacity" and h.demo < h.value
+    return {"L1": int(h.demo)}
+
+
+@claim(LESSON, "Yes to both: it flushes before {f1} of the {steps} steps ({f0} at L = {L0}) and "
+               "writes {w:.2f}× the bytes, a whole state per flush. It reads less ({r:.2f}×).")
+def predict_answer() -> dict[str, object]:
+    p, h = params(), TAB.hero
+    small, big = run_session(params(capacity=int(h.demo))), session()
+    flushes = [sum(1 for r in x.steps if r.flushed) for x in (small, big)]
+    ts, tb = _totals(small), _totals(big)
+    assert flushes[0] > flushes[1] and ts["raw_written"] > tb["raw_written"]
+    assert ts["raw_read"] < tb["raw_read"]
+    return {"f1": flushes[0], "steps": p.steps, "f0": flushes[1], "L0": p.capacity,
+            "w": ts["raw_written"] / tb["raw_written"], "r": ts["raw_read"] / tb["raw_read"]}
 
 
 @claim(LESSON, "The step slider replays the timeline one verify step at a time.")
