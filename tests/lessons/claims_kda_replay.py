@@ -28,7 +28,7 @@ from core.speculative.drafts import DraftProjections, verify_and_replay
 from core.speculative.oracles import check_conv, check_replay, committed_state
 from core.tolerances import CHUNKED_MAX_ABS, max_abs
 from tabs.kda_replay import TAB
-from tests.lessons.registry import claim
+from tests.lessons.registry import Reason, Within, claim, reason
 
 LESSON = "kda_replay"
 MIB = 1024**2
@@ -104,17 +104,47 @@ def whole_bill_k3() -> dict[str, object]:
     return {"g": g, "snap": snap / MIB, "rep": rep / MIB, "x": snap / rep}
 
 
-@claim(LESSON, "No state size can lift the saving past {one} + γ")
-def saving_ceiling() -> dict[str, object]:
-    """(1 + γ) S + C over S + (γ + 1) R + C: the limit as S / R grows is 1 + γ, never reached."""
+@reason(LESSON, "Because replay keeps one whole state, no state size can lift the saving past "
+               "{one} + γ.")
+def saving_ceiling() -> Reason:
+    """(1 + γ) S + C over S + (γ + 1) R + C: the limit as S / R grows is 1 + γ, never reached.
+    Effect: the saving at γ = 3 with a state 10^15 times a record. Cause: replay's one state
+    (drop it from replay's bill: the saving grows with S / R). Rival: the conv window (K3's
+    conv rows, or none): the limit stays 1 + γ."""
     for g in range(1, 17):
         for b in (k3(), k3().without_conv(), LayerBytes(10**15, 1)):
             assert held_saving(b, g) < 1 + g
         assert math.isclose(held_saving(LayerBytes(10**15, 1), g), 1 + g, rel_tol=1e-9)
-    return {"one": round(held_saving(LayerBytes(10**15, 1), 3)) - 3}
+    g, huge = 3, LayerBytes(10**15, 1)
+    S, R = huge.state, huge.raw
+    snap, rep = snapshot_outcome(huge, g, g).held, replay_outcome(huge, g, 0).held
+    assert rep - S == (g + 1) * R  # replay's bill without its one state
+    with_conv = LayerBytes(10**15, 1, k3().conv_row, k3().conv_history)
+    return Reason(fields={"one": round(held_saving(huge, g)) - g},
+                  effect=f"memory saving at γ = {g}, a state 10^15 records", base=snap / rep,
+                  cause="replay's one committed state (left out)", changed=snap / (rep - S),
+                  expect="up", at_least=100 * (1 + g),
+                  rival="the conv window (K3's rows, or none)",
+                  rival_effects=(held_saving(with_conv, g), held_saving(huge, g)),
+                  within=Within(name="1e-9 of itself", rel=1e-9))
 
 
-@claim(LESSON, "On a partial accept replay also reads more than a snapshot restore")
+@claim(LESSON, "Snapshots hold {one} + γ states; replay holds one, the committed state, plus {one} "
+               "+ γ records")
+def what_each_holds() -> dict[str, object]:
+    """The ledger's bills, read as states and records: snapshots (1 + γ) S, replay S + (1 + γ)
+    R, the conv window the same in both."""
+    b = k3()
+    bare = b.without_conv()
+    for g in range(1, 17):
+        assert snapshot_outcome(bare, g, g).held == (1 + g) * b.state
+        assert replay_outcome(bare, g, 0).held == b.state + (1 + g) * b.raw
+        assert (snapshot_outcome(b, g, g).held - snapshot_outcome(bare, g, g).held
+                == replay_outcome(b, g, 0).held - replay_outcome(bare, g, 0).held)
+    return {"one": 1}
+
+
+@claim(LESSON, "On a partial accept replay also reads more")
 def partial_accept_reads_more() -> dict[str, object]:
     d = defaults()
     toy = layer_bytes(KDADims(d["heads"], d["dk"], d["dv"]))
@@ -178,17 +208,17 @@ def other_conventions() -> dict[str, object]:
             "r": num / den, "r_k3": r_k3}
 
 
-WRITE_UP_CLAIM = 4.0  # the naive write-up's published figure for d_k = d_v = 32 (not ours)
+COMMON_SLIP = 4.0  # a ratio often quoted for d_k = d_v = 32 (not ours)
 
 
-@claim(LESSON, "quoted {claimed:.1f}× for that geometry: its own convention gives {r:.2f}×, and "
-               "its flat curve matches d_k = d_v = {d} ({r_d:.2f}×)")
-def naive_slip() -> dict[str, object]:
+@claim(LESSON, "quotes {claimed:.1f}× for that geometry: its own convention gives {r:.2f}×, and "
+               "{claimed:.1f}× is what d_k = d_v = {d} gives ({r_d:.2f}×)")
+def common_slip() -> dict[str, object]:
     """4.0 is not the one-dtype ratio at 32; among powers of two, 16 is the width nearest it."""
     widths = [2**i for i in range(3, 9)]
-    nearest = min(widths, key=lambda w: abs(_one_dtype(w, True) - WRITE_UP_CLAIM))
-    assert abs(_one_dtype(32, True) - WRITE_UP_CLAIM) > 1
-    return {"claimed": WRITE_UP_CLAIM, "r": _one_dtype(32, True), "d": nearest,
+    nearest = min(widths, key=lambda w: abs(_one_dtype(w, True) - COMMON_SLIP))
+    assert abs(_one_dtype(32, True) - COMMON_SLIP) > 1
+    return {"claimed": COMMON_SLIP, "r": _one_dtype(32, True), "d": nearest,
             "r_d": _one_dtype(nearest, True)}
 
 
@@ -211,10 +241,12 @@ def principle_bill() -> dict[str, object]:
             "records": WORDS[n + 1]}
 
 
-@claim(LESSON, "over the committed tokens gives max|Δ| = {d:g}")
-def replay_is_exact() -> dict[str, object]:
+@reason(LESSON, "over the committed tokens gives max|Δ| = {d:g} because both run the same step "
+               "function;")
+def replay_is_exact() -> Reason:
     """Replay vs the recurrence over the committed tokens, compared here; and a replay here
-    leaves the committed state it started from as it was."""
+    leaves the committed state it started from as it was. Cause: the same step function (the
+    chunked form instead: it moves). Rival: how many drafts were accepted (each n): exactly 0."""
     cases = replay_at_defaults().cases
     worst = max(max(max_abs(c.replay_outputs, c.reference_outputs),
                     max_abs(c.replay_state, c.reference_state)) for c in cases)
@@ -226,7 +258,13 @@ def replay_is_exact() -> dict[str, object]:
     for n in range(d["draft_len"] + 1):
         verify_and_replay(s0, drafts, n + 1)
         assert torch.equal(s0, before), n
-    return {"d": worst}
+    per_n = [max(max_abs(c.replay_outputs, c.reference_outputs),
+                 max_abs(c.replay_state, c.reference_state)) for c in cases]
+    chunked = max(c.max_abs_chunked for c in cases)
+    return Reason(fields={"d": worst}, effect="max |replay - recurrence|", base=worst,
+                  cause="the same step function (the chunked form instead)", changed=chunked,
+                  expect="up", rival="the drafts accepted (every n)", rival_effects=per_n,
+                  within=Within(name="exactly"))
 
 
 @claim(LESSON, "(within {tol:.0e} in float64)")
@@ -248,7 +286,8 @@ def conv_width() -> dict[str, object]:
     return {"w": c.conv_size}
 
 
-@claim(LESSON, "the uncut history moves the next output by {off:.2f} at the defaults")
+@claim(LESSON, "the uncut history moves the next output by {off:.2f} at the defaults (its largest "
+               "entry is {mx:.2f})")
 def conv_uncut() -> dict[str, object]:
     d = defaults()
     c = check_conv(d["draft_len"], d["accepted"])
@@ -257,4 +296,14 @@ def conv_uncut() -> dict[str, object]:
     assert torch.equal(c.next_cut, c.next_committed)
     off = (c.next_uncut - c.next_committed).abs().max().item()
     assert off > 0
-    return {"off": off}
+    return {"off": off, "mx": c.next_committed.abs().max().item()}
+
+
+@claim(LESSON, "No: at γ = {g} it is {x:.1f}×, under {one} + γ = {ceil}, far from {ratio:.1f}×.")
+def predict_answer() -> dict[str, object]:
+    g = int(TAB.hero.demo)
+    x = held_saving(k3(), g)
+    state, record, _ = by_hand_k3()
+    assert TAB.hero.name == "draft_len" and x < 1 + g < state / record
+    assert held_saving(k3(), g) > held_saving(k3(), int(TAB.hero.value))  # it grows with γ
+    return {"g": g, "x": x, "one": 1, "ceil": 1 + g, "ratio": state / record}
