@@ -1,8 +1,10 @@
 """The lab's one glossary (assets/lessons/glossary.md) and the [[term]] links lessons use.
 
-A lesson writes a glossary term as `[[KDA]]`; the rendered lesson shows the term with its
-definition as a hover tooltip, and every tab folds the whole glossary under its lesson.
-An unknown term is an error at build time, never a silent plain word.
+A lesson writes a glossary term as `[[KDA]]`; the rendered lesson shows the term marked, and
+its definition opens under it on a click or a tap, on keyboard focus (Tab) and on hover, in
+the lesson's own text size (a projector shows it; a browser's title tooltip is small, late, and
+never shows on a touch screen). Every tab also folds the whole glossary under its lesson. An
+unknown term is an error at build time, never a silent plain word.
 """
 
 from __future__ import annotations
@@ -32,14 +34,16 @@ def terms_used(text: str) -> list[str]:
 
 
 def link_terms(text: str) -> str:
-    """Replace each [[term]] by the term with its definition as a tooltip."""
+    """Replace each [[term]] by the term (focusable: assets/lab.css opens its definition)."""
     defs = entries()
 
     def one(m: re.Match[str]) -> str:
         term = m.group(1)
         if term not in defs:
             raise KeyError(f"glossary has no entry for [[{term}]]; add it to {GLOSSARY.name}")
-        return f'<abbr title="{html.escape(defs[term])}">{term}</abbr>'
+        return (f'<span class="term" tabindex="0" role="button" aria-label="{html.escape(term)}'
+                f': {html.escape(defs[term])}">{term}<span class="term-def" role="tooltip">'
+                f"{html.escape(defs[term])}</span></span>")
 
     return TERM.sub(one, text)
 

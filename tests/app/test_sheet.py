@@ -29,7 +29,7 @@ def test_sheet_lists_lessons_figures_and_flags_only_changed_ones(tmp_path: Path,
     written = export(out, only=tab.id, sheet=True)
     assert {p.suffix for p in written} == {".png", ".json", ".svg", ".html"}
     index = (out / "index.html").read_text()
-    assert tab.title in index and "<abbr" in index  # lesson with glossary tooltips
+    assert tab.title in index and "class=\"term\"" in index  # lesson with glossary terms
     for f in tab.figures:
         assert (out / f"{f.name}.svg").read_bytes().lstrip().startswith(b"<?xml")
         assert f"src='{f.name}.png'" in index

@@ -133,6 +133,30 @@ def test_arrow_key_redraws_and_the_heros_main_figure_comes_first(page, app_url, 
     assert set(order) == {f.name for f in tab.redraw_order(hero.name)}
 
 
+def test_a_glossary_term_opens_on_a_click_and_on_keyboard_focus(page, app_url):
+    """A lesson's glossary term shows its definition when clicked (or tapped) and when reached
+    by keyboard, in text of at least 14 px; away from it, the definition is hidden."""
+    tab = BY_ID["overview"]
+    page.goto(f"{app_url}?tab={tab.id}")
+    page.locator(PLOT.format(f"{tab.figures[0].name}-plot")).wait_for(timeout=60_000)
+    term = page.locator(f"#tab-{tab.id} .lesson .term").first
+    definition = term.locator(".term-def")
+    assert term.get_attribute("tabindex") == "0"
+    assert not definition.is_visible()
+    term.click()
+    definition.wait_for(state="visible", timeout=5_000)
+    assert definition.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 14
+    # seen whole, not clipped by its column: what is on screen at its right end is itself
+    definition.scroll_into_view_if_needed()
+    assert definition.evaluate("""e => { const r = e.getBoundingClientRect();
+      const at = document.elementFromPoint(r.right - 4, r.top + r.height / 2);
+      return at === e || e.contains(at); }""")
+    page.mouse.click(5, 5)  # away: blur, and no hover
+    definition.wait_for(state="hidden", timeout=5_000)
+    term.focus()
+    definition.wait_for(state="visible", timeout=5_000)
+
+
 def test_figures_carry_alt_text(page, app_url):
     tab = BY_ID["paging"]
     page.goto(f"{app_url}?tab={tab.id}")
