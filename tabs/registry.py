@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tabs.batching import TAB as BATCHING
 from tabs.cache_policies import TAB as CACHE_POLICIES
 from tabs.engine import TAB as ENGINE
 from tabs.expert_cache import TAB as EXPERT_CACHE
@@ -19,7 +20,8 @@ from tabs.spec import FigureSpec, TabSpec
 
 # The order follows one request: what it is (Overview, Model), its path through the engine
 # (prefix lookup, pages, expert loads and the policies and routing behind them, speculative
-# decoding and its rollback, the whole engine live), then the fleet that chose its cluster.
+# decoding and its rollback, the whole engine live), then many requests: one engine's batch,
+# then the fleet that chose its cluster.
 REGISTRY: tuple[TabSpec, ...] = (
     OVERVIEW,
     MODEL,
@@ -32,6 +34,7 @@ REGISTRY: tuple[TabSpec, ...] = (
     KDA_REPLAY,
     REPLAY_RING,
     SERVE,
+    BATCHING,
     FLEET_RING,
     FLEET_SIM,
 )

@@ -16,10 +16,11 @@ until every request has finished, and records what each request did in each step
   decode     one token in, one byte out
   verify     a verify window (the pending byte + drafts) in, the accepted drafts + 1 out
   preempted  its pages were taken back this step (admission="optimistic" only); it waits again
-and `finished` marks the step that emitted its last byte. Each Step also keeps the token budget,
-the tokens the step fed by kind, and the pool's pages in use. Per request (Served): when it
-arrived, its first and last byte's steps, time to first token and time per output token in
-steps (the engine's own Timing), preemptions, tokens recomputed, pages, its text.
+and `finished` marks the step that emitted its last byte. Each Step also keeps the token
+budget, the tokens the step fed by kind, and the pool's pages in use (the prefix cache's
+among them). Per request (Served): when it arrived, its first and last byte's steps, time to
+first token and time per output token in steps (the engine's own Timing), preemptions, tokens
+recomputed, pages, its text.
 Steps are counts: the run is the same on every machine the model's bits are the same on.
 
 Cached per setting (single-flight); every figure of the tab reads these records, never an
@@ -58,6 +59,7 @@ class Step:
     prompt_tokens: int  # tokens fed as prefill chunks or replays
     decode_tokens: int  # tokens fed as decode tokens or verify windows
     pages_used: int  # pool pages held after the step (requests and prefix cache)
+    cache_pages: int  # ... of which the prefix cache holds (blocks and KDA checkpoints)
 
     @property
     def tokens(self) -> int:
@@ -170,7 +172,7 @@ def run(max_batch: int, max_step_tokens: int, prefill_chunk: int, policy: str, a
             index=report.index, cells=cells, budget=report.budget,
             prompt_tokens=sum(w.tokens for w in report.work if w.kind in ("prefill", "replay")),
             decode_tokens=sum(w.tokens for w in report.work if w.kind in ("decode", "verify")),
-            pages_used=p.total - p.free))
+            pages_used=p.total - p.free, cache_pages=p.cache_mla + p.cache_kda))
     reports = eng.run()
     return Run(max_batch=max_batch, max_step_tokens=max_step_tokens, prefill_chunk=prefill_chunk,
                policy=policy, admission=admission, pool_pages=pool_pages, spacing=spacing,

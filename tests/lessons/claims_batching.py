@@ -1,0 +1,263 @@
+"""Claims of assets/lessons/batching.md, computed from the tab's scheduler runs
+(core.experiments.batching, at the tab's defaults and presets) and from the shipped sweep
+(core.experiments.batching_sweep, whose sample tests/core/experiments/test_batching_sweep.py
+recomputes), each reason checked by a counterfactual.
+"""
+
+from __future__ import annotations
+
+from core.experiments.batching import Run, run
+from core.experiments.batching_sweep import load
+from core.experiments.batching_workload import ARRIVALS, prompts
+from core.experiments.shipped import model
+from core.model.manifest import dims_of, read_manifest
+from core.serve.engine import Engine
+from core.serve.roofline import token_flops
+from tabs.batching import TAB, TIGHT_POOL
+from tests.lessons.registry import Reason, Within, claim, reason
+
+LESSON = "batching"
+KNOBS = ("max_batch", "max_step_tokens", "prefill_chunk", "policy", "admission", "pool_pages",
+         "spacing")
+D = dims_of(read_manifest())
+BIG = 16  # the batch size the lesson's expert sentences speak of
+
+
+def _run(prefix_cache: bool = True, **override: object) -> Run:
+    v = {**TAB.defaults(), **override}
+    return run(*(v[k] for k in KNOBS), prefix_cache)
+
+
+def _preset(name: str) -> dict[str, object]:
+    return dict(next(p for p in TAB.presets if p.name == name).values)
+
+
+def _slowest(r: Run) -> float:
+    return max(s.tpot for s in r.requests)
+
+
+def _union(batch: int) -> float:
+    return next(r for r in load().union if r.batch == batch).mean_union
+
+
+@reason(LESSON, "Under prefill-first a step is all prefill while a prompt waits, so running "
+        "requests stall: at the defaults the slowest takes {x:.2f} steps per byte.")
+def prefill_first_stalls() -> Reason:
+    """Cause: the policy (all-prefill steps). Mixed steps bring the slowest back to one byte a
+    step; a bigger budget or pool with prefill-first held changes nothing."""
+    first = _run(**_preset("nano-vllm's prefill-first"))
+    assert any(c.kind == "stalled" for st in first.steps for c in st.cells)
+    return Reason(
+        fields={"x": _slowest(first)}, effect="the slowest request's steps per byte",
+        base=_slowest(first), cause="the policy (prefill-first -> mixed)",
+        changed=_slowest(_run(policy="mixed")), expect="down", at_least=0.3,
+        rival="the token budget (256 -> 512) and the pool (144 -> 100 pages)",
+        rival_effects=(_slowest(_run(policy="prefill_first", max_step_tokens=512)),
+                       _slowest(_run(policy="prefill_first", pool_pages=100))),
+        within=Within(name="exactly"))
+
+
+@claim(LESSON, "Mixed steps put decode tokens first and fill the budget with prompt chunks: "
+       "one byte a step each.")
+def mixed_one_byte_a_step() -> dict[str, object]:
+    r = _run()
+    assert TAB.defaults()["policy"] == "mixed"
+    assert all(s.tpot == 1.0 for s in r.requests if not s.draft_len)
+    assert not any(c.kind == "stalled" for st in r.steps for c in st.cells)
+    return {}
+
+
+@claim(LESSON, "Smaller chunks keep steps light; a long prompt then waits {a} steps instead of "
+       "{b}.")
+def chunks_trade_ttft() -> dict[str, object]:
+    small, base = _run(**_preset("Chunked prefill (mixed)")), _run()
+    long = max(range(len(ARRIVALS)), key=lambda i: len(prompts()[i]))
+    assert max(st.tokens for st in small.steps) < max(st.tokens for st in base.steps)
+    a, b = small.requests[long].ttft, base.requests[long].ttft
+    assert a > b
+    return {"a": a, "b": b}
+
+
+@reason(LESSON, "Each request brings its own [[top-k]] experts, so a decode step of {B} requests "
+        "needs {u:.1f} of {E} [[MoE]] experts per layer.")
+def union_grows() -> Reason:
+    """Cause: the requests in the step (16 -> 1: k experts). Rival: which text they decode
+    (the routing sweep's 16 teacher-forced passages) moves the union by under 5%."""
+    u = _union(BIG)
+    assert D.top_k < u < D.n_experts
+    other = next(r for r in load().route("stock") if r.batch == BIG).union
+    return Reason(
+        fields={"B": BIG, "u": u, "E": D.n_experts}, effect="distinct experts per layer",
+        base=u, cause=f"requests per step ({BIG} -> 1)", changed=_union(1), expect="down",
+        at_least=u - D.top_k - 1e-9, rival="the text (16 held-out passages, teacher-forced)",
+        rival_effects=(other,), within=Within(name="5%", rel=0.05))
+
+
+@claim(LESSON, "Through an [[expert cache]] of {slots} slots one request hits {h:.0%} of its "
+       "reads; at {b} requests a step needs {need:.0f} experts and hits {h4:.0%}.")
+def cache_cliff() -> dict[str, object]:
+    sw = load()
+    rows = {r.batch: r for r in sw.union}
+    slots, b = int(sw.params["slots"]), 4
+    need = rows[b].mean_union * D.n_layers
+    assert need > slots and rows[b].hit_rate < 0.001
+    assert rows[2].mean_union * D.n_layers < slots and rows[2].hit_rate > 0.1
+    return {"slots": slots, "h": rows[1].hit_rate, "b": b, "need": need, "h4": rows[b].hit_rate}
+
+
+@claim(LESSON, "Loads per generated byte rise, then drop below one request's from {x} requests on.")
+def loads_cross() -> dict[str, object]:
+    rows = load().union
+    per = [r.misses * r.expert_bytes / r.generated for r in rows]
+    assert per[1] > per[0]
+    x = next(r.batch for r, p in zip(rows, per, strict=True) if r.batch > 1 and p < per[0])
+    assert all(p < per[0] for r, p in zip(rows, per, strict=True) if r.batch >= x)
+    return {"x": x}
+
+
+@claim(LESSON, "Batch-aware routing shares experts within a step: {ba:.1f} instead of {st:.1f} "
+       "per layer at {B} requests, for {d:.3f} nats per byte.")
+def batch_aware_routing() -> dict[str, object]:
+    sw = load()
+    ba = next(r for r in sw.route("batch_aware") if r.batch == BIG)
+    st = next(r for r in sw.route("stock") if r.batch == BIG)
+    assert ba.union < st.union and ba.nll > st.nll
+    return {"ba": ba.union, "st": st.union, "B": BIG, "d": ba.nll - st.nll}
+
+
+def _differ(arm: str, batch: int) -> int:
+    return len(next(r for r in load().arm(arm) if r.batch == batch).differ)
+
+
+@reason(LESSON, "It stays off: a token's experts then depend on its neighbours, and {n} of {N} "
+        "texts change.")
+def batch_aware_breaks_invariance() -> Reason:
+    """Cause: the step's shared choice (batch-aware -> stock routing, same kernels: none
+    change). Rival: how many share the step (16 -> 8, 4) with batch-aware routing held."""
+    n = _differ("batch_aware", BIG)
+    return Reason(
+        fields={"n": n, "N": load().texts[0].requests}, effect="texts that differ from solo",
+        base=n, cause="batch-aware -> stock routing", changed=_differ("invariant", BIG),
+        expect="down", at_least=n, rival="requests per step (16 -> 8, 4)",
+        rival_effects=(_differ("batch_aware", 8), _differ("batch_aware", 4)),
+        within=Within(name="2 texts", abs=2))
+
+
+@claim(LESSON, "With the default kernels none does.")
+def invariant_kernels() -> dict[str, object]:
+    assert all(not r.differ and r.max_logit_diff == 0.0 for r in load().arm("invariant"))
+    return {}
+
+
+@claim(LESSON, "move the batch size from {lo} to {hi}:")
+def predict_range() -> dict[str, object]:
+    c = TAB.control("max_batch")
+    return {"lo": int(c.minimum), "hi": int(c.maximum)}
+
+
+@claim(LESSON, "First byte after {a} steps at batch size {lo}, after {b} at {hi}. Everyone still "
+       "takes one step per byte (the speculative request {s:.2f}).")
+def predict_answer() -> dict[str, object]:
+    c = TAB.control("max_batch")
+    lo, hi = int(c.minimum), int(c.maximum)
+    one, six = _run(max_batch=lo), _run(max_batch=hi)
+    for r in (one, six):
+        assert all(s.tpot == 1.0 for s in r.requests if not s.draft_len)
+    spec = [s.tpot for r in (one, six) for s in r.requests if s.draft_len]
+    assert len(set(spec)) == 1 and spec[0] < 1
+    return {"a": one.requests[-1].ttft, "lo": lo, "b": six.requests[-1].ttft, "hi": hi,
+            "s": spec[0]}
+
+
+@claim(LESSON, "six held-out requests arriving {sp} steps apart")
+def workload() -> dict[str, object]:
+    assert len(ARRIVALS) == 6
+    return {"sp": TAB.defaults()["spacing"]}
+
+
+@claim(LESSON, "a step that carries a {c}-token chunk takes longer than a decode-only step")
+def heavy_steps() -> dict[str, object]:
+    """In arithmetic: the chunk's FLOPs against one decode token's (core.serve.roofline)."""
+    c = TAB.defaults()["prefill_chunk"]
+    chunk = sum(token_flops(D, p) for p in range(c))
+    assert chunk > 100 * token_flops(D, c)
+    return {"c": c}
+
+
+@claim(LESSON, "a request's KDA state is {kda} pages whatever its length, its MLA latents {lo} to "
+       "{hi}; at these lengths the state fills the pool.")
+def pages_per_request() -> dict[str, object]:
+    reqs = _run().requests
+    kda = {s.kda_pages for s in reqs}
+    assert len(kda) == 1
+    lo, hi = min(s.mla_pages for s in reqs), max(s.mla_pages for s in reqs)
+    assert kda.pop() > hi
+    return {"kda": reqs[0].kda_pages, "lo": lo, "hi": hi}
+
+
+def _tight_on_an_engine() -> tuple[list[int], list[int]]:
+    """The tight preset served on a fresh Engine (the run's arrival rule: request i before step
+    i * spacing + 1): the KDA checkpoint pages the prefix cache held after every step that
+    preempted, and the tokens each re-admission of a preempted request reused."""
+    v = {**TAB.defaults(), **_preset("A tight pool that preempts")}
+    eng = Engine(model(), v["pool_pages"], max_batch=v["max_batch"],
+                 max_step_tokens=v["max_step_tokens"], prefill_chunk=v["prefill_chunk"],
+                 policy=v["policy"], admission=v["admission"], max_waiting=len(ARRIVALS))
+    held, reused, preempted, n = [], [], set(), 0
+    while n < len(ARRIVALS) or not eng.idle():
+        while n < len(ARRIVALS) and n * v["spacing"] <= eng.steps:
+            eng.submit(prompts()[n], ARRIVALS[n].n_new, ARRIVALS[n].draft_len)
+            n += 1
+        report = eng.step()
+        reused += [eng._requests[i].admission.reused_tokens for i in report.admitted
+                   if i in preempted]
+        if report.preempted:
+            held.append(report.pages.cache_kda)
+            preempted |= set(report.preempted)
+    return held, reused
+
+
+@reason(LESSON, "In {pool} pages optimistic admission preempts {p} times and recomputes {t} "
+        "tokens; reserve admission recomputes none, and turning the prefix cache off changes "
+        "nothing: to make room the pool evicted every prompt's KDA checkpoint, and cached "
+        "blocks are no use without it.")
+def tight_pool() -> Reason:
+    """Cause: optimistic admission (-> reserve: nothing to recompute). Rival: the prefix cache
+    (off): the same tokens recomputed; on a fresh engine the cache held no KDA checkpoint at
+    any step that preempted, and no re-admission reused a token."""
+    tight = _run(**_preset("A tight pool that preempts"))
+    assert tight.pool_pages == TIGHT_POOL and tight.preemptions > 0
+    held, reused = _tight_on_an_engine()
+    assert held and not any(held) and reused and not any(reused)
+    off = _run(False, **_preset("A tight pool that preempts"))
+    return Reason(
+        fields={"pool": TIGHT_POOL, "p": tight.preemptions, "t": tight.recomputed},
+        effect="tokens recomputed", base=tight.recomputed,
+        cause="admission (optimistic -> reserve)",
+        changed=_run(pool_pages=TIGHT_POOL).recomputed, expect="down", at_least=tight.recomputed,
+        rival="the prefix cache (on -> off)", rival_effects=(off.recomputed,),
+        within=Within(name="exactly"))
+
+
+@claim(LESSON, "*Experts*: uniform routing would need {u:.1f} experts per layer at {B} requests.")
+def uniform_union() -> dict[str, object]:
+    E, k = D.n_experts, D.top_k
+    u = E * (1 - (1 - k / E) ** BIG)
+    assert u > _union(BIG)
+    return {"u": u, "B": BIG}
+
+
+@claim(LESSON, "the fast kernels move a prompt's logits by up to {m:.1e}, while the smallest gap "
+       "between the two largest logits of the {n:,} generated bytes is {g:.3f}: no byte came "
+       "near a tie.")
+def fast_kernels() -> dict[str, object]:
+    sw = load()
+    m = max(r.max_logit_diff for r in sw.arm("fast"))
+    assert 0 < m < sw.min_margin and sw.near_ties == 0
+    assert all(not r.differ for r in sw.arm("fast"))
+    return {"m": m, "n": sw.generated, "g": sw.min_margin}
+
+
+@claim(LESSON, "Cache-aware routing changes {c} of {N} texts at {B} requests.")
+def cache_aware_texts() -> dict[str, object]:
+    return {"c": _differ("cache_aware", BIG), "N": load().texts[0].requests, "B": BIG}
