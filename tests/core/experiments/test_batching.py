@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ParamError
-from core.experiments.batching import WORKED, Run, run
+from core.experiments.batching import WORKED, Run, fit_at_once, run
 from core.experiments.batching_workload import (
     ARRIVALS,
     MAX_BATCH,
@@ -121,3 +121,22 @@ def test_bad_knobs_name_the_parameter():
         run(*DEFAULT[:6], MAX_SPACING + 1)
     with pytest.raises(ParamError, match="policy"):
         run(4, 256, 128, "fifo", "reserve", POOL_MAX, 2)
+
+
+def test_fit_at_once_counts_arrivals_in_order():
+    assert fit_at_once(44, [22, 24, 22]) == 1  # 22 + 24 > 44: the second never fits beside
+    assert fit_at_once(46, [22, 24, 22]) == 2
+    assert fit_at_once(68, [22, 24, 22]) == 3
+    assert fit_at_once(21, [22, 1]) == 0  # in arrival order: the small one waits its turn
+
+
+def test_first_pages_are_what_optimistic_admission_takes(shipped):
+    """Each request alone on an engine with optimistic admission holds, after its first step,
+    exactly the pages the run says its first chunk takes (prefix cache off: no cache pages)."""
+    r = run(4, 128, 64, "mixed", "optimistic", POOL_MAX, 2)
+    for s, p, a in zip(r.requests, prompts(), ARRIVALS, strict=True):
+        eng = Engine(shipped, POOL_MAX, prefix_cache=False, max_step_tokens=128,
+                     prefill_chunk=64, admission="optimistic")
+        eng.submit(p, a.n_new, a.draft_len)
+        pages = eng.step().pages
+        assert pages.total - pages.free == s.first_pages
