@@ -36,6 +36,8 @@ scenes.py, routing_grid.py, expert_cache.py, fleet_ring.py, fleet_sim.py (numpy 
                      stream it taps is to the router's real input (PilotAlignment)
   engine.py          Engine: speculative decoding pass by pass (SpecRun, SpecSweep), the
                      speedup measured now
+  speculation.py     Engine: why speculation pays, weight bytes a verify pass reads per byte
+                     it writes, and the verify tax (experts per layer against the window)
   kda_replay.py      KDA replay: the cost model under the tab's convention, replay checks
   replay_ring.py     Replay ring: one speculative session through the raw-input ring
   serve.py           Serve: sessions and runs of ServeSession from the tab's controls
