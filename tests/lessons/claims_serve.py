@@ -7,18 +7,18 @@ import functools
 from core.model.weights import load_model
 from core.serve.live import PAGE, ServeConfig, ServeSession, ServeSnapshot
 from tabs.serve import PRESET_PROMPT, TAB
-from tests.lessons.registry import claim
+from tests.lessons.registry import Reason, Within, claim, reason
 
 DEFAULTS = TAB.defaults()
 
 
 @functools.cache
-def _runs(draft_len: int, times: int = 1) -> tuple[ServeSnapshot, ...]:
+def _runs(draft_len: int, times: int = 1, routing: bool = False) -> tuple[ServeSnapshot, ...]:
     """The last snapshot of each of `times` runs of the preset in one fresh session."""
     session = ServeSession(load_model())
     cfg = ServeConfig(prompt=PRESET_PROMPT.encode(), n_new=DEFAULTS["n_new"],
                       draft_len=draft_len, capacity=DEFAULTS["capacity"],
-                      prefix_cache=True, routing=False)
+                      prefix_cache=True, routing=routing)
     out = []
     try:
         for _ in range(times):
@@ -33,8 +33,8 @@ def _hit(s: ServeSnapshot) -> float:
     return sum(s.hits) / (sum(s.hits) + sum(s.misses))
 
 
-@claim("serve", "whole pages of {page} tokens that an earlier request computed come back "
-       "instead of being recomputed. The preset reuses nothing the first time; press Generate "
+@claim("serve", "whole pages of {page} tokens that an earlier request computed come back. The "
+       "preset reuses nothing the first time; press Generate "
        "again and {reused} of its {prompt_tokens} tokens are reused.")
 def prefix_reuse() -> dict[str, object]:
     first, second = _runs(DEFAULTS["draft_len"], 2)
@@ -49,27 +49,53 @@ def capacity() -> dict[str, object]:
     return {"capacity": DEFAULTS["capacity"], "experts": d.n_layers * d.n_experts}
 
 
-@claim("serve", "Plain decoding finds {plain:.0%} of the experts it needs already resident; "
-       "drafting up to {gamma} bytes finds {spec:.0%}. A verify pass routes up to {window} "
-       "positions at once, so each layer needs {distinct:.1f} different experts per pass "
-       "instead of {per_token:.0f} per token: {need:.0f} across the {layers} layers against "
-       "{token_set:.0f}. The {capacity} slots hold about one pass's experts, so most are gone "
-       "before the next pass needs them.")
-def drafting_hurts_the_cache() -> dict[str, object]:
+def _per_pass(s: ServeSnapshot) -> float:
+    """Distinct experts one layer fetched per decode pass (a token when plain)."""
+    passes = len(s.steps) or len(s.text)
+    return (sum(s.hits) + sum(s.misses)) / passes / len(s.hits)
+
+
+@claim("serve", "It hurts. Plain decoding loads {plain:.1f} experts from disk per byte it "
+       "writes; drafting up to {gamma} bytes loads {spec:.1f}.")
+def drafting_costs_loads() -> dict[str, object]:
+    gamma = DEFAULTS["draft_len"]
+    plain, spec = _runs(0)[0], _runs(gamma)[0]
+    assert plain.text == spec.text  # drafting never changes the text
+    per_byte = [sum(x.misses) / len(x.text) for x in (plain, spec)]
+    assert per_byte[0] < per_byte[1]
+    return {"plain": per_byte[0], "gamma": gamma, "spec": per_byte[1]}
+
+
+@reason("serve", "A verify pass routes up to {window} positions at once, so each layer needs "
+        "{distinct:.1f} different experts per pass instead of {per_token:.0f} per token: "
+        "{need:.0f} across the {layers} layers against {token_set:.0f}.")
+def window_needs_more() -> Reason:
+    """Effect: distinct experts a layer fetches per pass. Cause: positions per pass (plain
+    decoding's one). Rival: the prompt's prefix reused (the preset's second run): the same."""
     gamma = DEFAULTS["draft_len"]
     plain, spec = _runs(0)[0], _runs(gamma)[0]
     layers = len(spec.hits)
-    distinct = (sum(spec.hits) + sum(spec.misses)) / len(spec.steps) / layers
-    per_token = (sum(plain.hits) + sum(plain.misses)) / len(plain.text) / layers
-    need, token_set, cap = distinct * layers, per_token * layers, DEFAULTS["capacity"]
-    assert _hit(spec) < _hit(plain)
-    # why: LRU keeps reuse only while the working set between two uses fits in the slots; a
-    # token's set fits twice over, a pass's fills the cache on its own.
-    assert token_set <= cap / 2 and need >= 0.9 * cap and need > 1.5 * token_set
-    assert plain.text == spec.text  # drafting never changes the text
-    return {"plain": _hit(plain), "gamma": gamma, "spec": _hit(spec), "window": gamma + 1,
-            "distinct": distinct, "per_token": per_token, "need": need, "layers": layers,
-            "token_set": token_set, "capacity": cap}
+    distinct, per_token = _per_pass(spec), _per_pass(plain)
+    again = _runs(gamma, 2)[1]
+    assert again.reused_tokens > 0 == spec.reused_tokens
+    return Reason(fields={"window": gamma + 1, "distinct": distinct, "per_token": per_token,
+                          "need": distinct * layers, "layers": layers,
+                          "token_set": per_token * layers},
+                  effect="distinct experts a layer fetches per pass", base=distinct,
+                  cause="positions per pass (one, plain decoding)", changed=per_token,
+                  expect="down", at_least=1.0, rival="a reused prefix (the preset run again)",
+                  rival_effects=(_per_pass(again),), within=Within(name="exactly"))
+
+
+@claim("serve", "The cache evicts the least recently used expert ([[LRU]]) while passes visit the "
+       "layers in turn: most of a layer's experts are gone before the next pass returns "
+       "({spec:.0%} hit, against {plain:.0%} plain).")
+def lru_over_layers() -> dict[str, object]:
+    gamma, cap = DEFAULTS["draft_len"], DEFAULTS["capacity"]
+    plain, spec = _runs(0)[0], _runs(gamma)[0]
+    assert _hit(spec) < 0.5 < 1 - _hit(spec)  # most fetches miss
+    assert _per_pass(spec) * len(spec.hits) >= 0.9 * cap  # a pass alone nearly fills the cache
+    return {"spec": _hit(spec), "plain": _hit(plain)}
 
 
 @claim("serve", "set the draft length to {off} and press Generate")
@@ -77,3 +103,13 @@ def draft_off() -> dict[str, object]:
     off = int(TAB.control("draft_len").minimum)
     assert _runs(off)[0].steps == ()  # no verify pass: plain greedy decoding
     return {"off": off}
+
+
+@claim("serve", "on the preset, {diff} of its {n} bytes differ from plain greedy decoding's, from "
+       "byte {first} on.")
+def routing_changes_text() -> dict[str, object]:
+    plain, routed = _runs(0)[0], _runs(0, routing=True)[0]
+    assert plain.text == load_model().generate(PRESET_PROMPT.encode(), DEFAULTS["n_new"])
+    diff = [i for i, (a, b) in enumerate(zip(routed.text, plain.text, strict=True)) if a != b]
+    assert diff and routed.swaps > 0
+    return {"diff": len(diff), "n": len(plain.text), "first": diff[0]}
