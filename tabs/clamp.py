@@ -4,14 +4,16 @@
 typed into a slider's box may be outside its range, between its steps, or not a number) and the
 values the tab last drew (`last`, None before its first draw), and returns a Clamped:
   values    every control's allowed value: a slider's is the nearest allowed one (Slider.clamp),
-            at most its linked maximum (max_from) when it has one; sources are clamped first
-  maxima    each linked slider's maximum for those values
+            at most its linked maximum (max_from) or its run's length (max_of) when it has
+            one; the controls those depend on are clamped first
+  maxima    each linked or run-length slider's maximum for those values
   changed   the controls whose value differs from raw (the page must be set to it)
   note      one line per slider the student set to a value it does not allow ("" if none)
 A linked slider the student did not move (raw equals last) that sat at its maximum stays at its
 maximum when the maximum moves (a step slider showing the whole run keeps doing so); one that
 did not sit there keeps its value, clamped to the new maximum, with no note (the student moved
-its source, not it).
+its source, not it). A run-length slider at its declared maximum (what its default, Reset and
+presets set: "the whole run") comes down to the run's length with no note either.
 
 Only the page clamps; the API rejects a bad value with ParamError (Slider.validate). Runs in
 the tab's draw handler (tabs/ui_draw.py), whose first output sets what changed and the note.
@@ -23,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tabs.controls import Slider
+from tabs.lazy import lazy
 from tabs.spec import TabSpec
 
 
@@ -40,20 +43,24 @@ def clamp_tab(tab: TabSpec, raw: Mapping[str, object],
     maxima: dict[str, float] = {}
     notes: list[str] = []
     linked = [c for c in tab.controls if isinstance(c, Slider) and c.max_from]
-    for c in [c for c in tab.controls if c not in linked] + linked:  # sources first
+    runs = [c for c in tab.controls if isinstance(c, Slider) and c.max_of]
+    plain = [c for c in tab.controls if c not in linked and c not in runs]
+    for c in plain + linked + runs:  # what a maximum depends on first
         x = raw.get(c.name, c.value)
         if not isinstance(c, Slider):
             values[c.name] = x
             continue
         moved = last is None or x != last.get(c.name)
         top = None
-        if c.max_from:
-            top = maxima[c.name] = c.max_given(values[c.max_from])  # type: ignore[arg-type]
+        if c.max_from or c.max_of:
+            top = maxima[c.name] = _top(c, values)
             if not moved and last is not None:
-                was_top = c.max_given(last[c.max_from])  # type: ignore[arg-type]
+                was_top = _top(c, last)
                 if c.clamp(x)[0] >= was_top and top != was_top:
                     values[c.name] = c.clamp(top)[0]
                     continue
+            if c.max_of and x == c.maximum:  # "the whole run": no note
+                moved = False
         v, note = c.clamp(x, top)
         values[c.name] = v
         if note and moved:
@@ -62,6 +69,14 @@ def clamp_tab(tab: TabSpec, raw: Mapping[str, object],
     values = dict(sorted(values.items(), key=lambda kv: order[kv[0]]))
     changed = frozenset(n for n, v in values.items() if n in raw and not _same(raw[n], v))
     return Clamped(values=values, maxima=maxima, changed=changed, note="\n\n".join(notes))
+
+
+def _top(c: Slider, values: Mapping[str, object]) -> float:
+    """c's maximum for these values: its source's plus the offset, or its run's length."""
+    if c.max_from:
+        return c.max_given(values[c.max_from])  # type: ignore[arg-type]
+    length = lazy(c.max_of)(**{p: values[p] for p in c.max_params})
+    return max(c.minimum, min(c.maximum, length))
 
 
 def _same(a: object, b: object) -> bool:

@@ -13,7 +13,10 @@ class Slider:
     """A numeric control. `demo` is a second value the browser test moves the slider to.
     `max_from` names another slider whose value plus `max_offset` is this one's maximum
     (accepted <= drafted; top-k <= slots - 1): the UI moves this slider down with it, visibly,
-    before redrawing."""
+    before redrawing. `max_of` ("module:function", called with the values of the controls in
+    `max_params`) gives a step-through slider the length of the run those controls make as its
+    maximum: the page shows exactly the run's steps (tabs/clamp.py); the declared `maximum`
+    bounds every run and is what the API accepts."""
 
     name: str
     label: str
@@ -26,6 +29,8 @@ class Slider:
     demo: float | None = None
     max_from: str | None = None
     max_offset: int = 0
+    max_of: str | None = None
+    max_params: tuple[str, ...] = ()
 
     def max_given(self, source: float) -> float:
         """This slider's maximum when its max_from source is at `source`."""

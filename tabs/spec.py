@@ -133,6 +133,12 @@ class TabSpec:
         taken = sorted({"tab", "present"} & set(names))
         need(not taken, f"tab {self.id}: control names {taken} are share-link keys")
         for c in self.controls:
+            if isinstance(c, Slider) and c.max_of is not None:
+                need(c.max_from is None, f"tab {self.id}: {c.name} has both max_from and max_of")
+                missing = set(c.max_params) - set(names)
+                need(c.max_params and not missing,
+                     f"tab {self.id}: {c.name}.max_params must name controls, got "
+                     f"{c.max_params!r}")
             if isinstance(c, Slider) and c.max_from is not None:
                 src = next((x for x in self.controls if x.name == c.max_from), None)
                 need(isinstance(src, Slider),

@@ -166,7 +166,7 @@ def tab_draw(parts: TabParts):
         for name in c.changed | set(c.maxima):
             ctl = tab.control(name)
             up = {"value": c.values[name]}
-            if isinstance(ctl, Slider) and ctl.max_from:
+            if isinstance(ctl, Slider) and name in c.maxima:
                 up["maximum"] = c.maxima[name]
             first[parts.comps[name]] = gr.update(**up)
         if parts.preset is not None and isinstance(preset_name, str):

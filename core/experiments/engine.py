@@ -209,6 +209,11 @@ def run(kind: str, gamma: int) -> SpecRun:
     return spec_run(shipped_model(), kind, gamma, N_NEW)
 
 
+def passes(draft_len: int, kind: str) -> int:
+    """Verify passes of the request the Engine tab steps through (its length in steps)."""
+    return len(run(kind, draft_len).passes)
+
+
 @single_flight(len(KINDS))
 def plain(kind: str) -> bytes:
     return plain_text(shipped_model(), kind, N_NEW)

@@ -216,6 +216,16 @@ def runs(checkpoint_every: int) -> dict[str, PresetRun]:
                           _cold(request_of(p))) for p in PRESETS}
 
 
+def lookup_steps(checkpoint_every: int, preset: str) -> int:
+    """Steps of the preset's two-stage lookup as the tab steps through it: stage 1 one per
+    block walked (the hits, then the block that stopped the walk, if any), stage 2 one per
+    boundary checked backing off from the deepest match to where the prefill resumes."""
+    r = runs(checkpoint_every)[preset]
+    full, s1, b = r.request_tokens // r.block_tokens, r.lookup.stage1_blocks, \
+        r.lookup.boundary_blocks
+    return min(full, s1 + 1) + (s1 - max(b, 1) + 1 if s1 else 0)
+
+
 def time_saved_now(checkpoint_every: int, preset: str,
                    on_round: Callable[[int, int], None] | None = None) -> TimeSaved:
     return time_saved(shipped_model(), preset, base(checkpoint_every), on_round=on_round)

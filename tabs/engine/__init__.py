@@ -22,7 +22,8 @@ TAB = TabSpec(
         Slider(name="ranks", label="Context-parallel ranks P", minimum=RANKS[0], maximum=RANKS[1],
                value=8, demo=32, info="The prompt is split into P segments, one per rank."),
         Slider(name="step", label="Show up to verify pass", minimum=1, maximum=MAX_PASSES,
-               value=MAX_PASSES, demo=5,
+               value=MAX_PASSES, demo=5, max_of="core.experiments.engine:passes",
+               max_params=("draft_len", "kind"),
                info="Step through the request's timeline; the maximum shows every pass."),
     ),
     figures=(

@@ -19,7 +19,8 @@ TAB = TabSpec(
                info="hit: shares 8 blocks · miss: shares nothing · fallback: its checkpoint "
                     "was evicted · partial: its checkpoint lost a layer"),
         Slider(name="step", label="Show up to lookup step", minimum=1, maximum=MAX_LOOKUP_STEPS,
-               value=MAX_LOOKUP_STEPS, demo=4,
+               value=MAX_LOOKUP_STEPS, demo=4, max_of="core.experiments.prefix:lookup_steps",
+               max_params=("checkpoint_every", "preset"),
                info="Step through the lookup; the maximum shows every step and the prefill."),
     ),
     figures=(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from core.experiments.prefix import runs
+from core.experiments.prefix import lookup_steps, runs
 from core.experiments.scenes import MAX_LOOKUP_STEPS
 from core.prefix import entries as E
 from tabs.figure import FigureResult, is_presenting, lab_figure
@@ -174,12 +174,14 @@ def prefix_lookup(checkpoint_every: int, preset: str, step: int = MAX_LOOKUP_STE
                   ) -> FigureResult:
     r = runs(checkpoint_every)[preset]
     lk, P = r.lookup, r.block_tokens
+    # at the run's last step or past it, the whole run: the same figure, with no step framed
+    upto = step if step < lookup_steps(checkpoint_every, preset) else MAX_LOOKUP_STEPS + 1
     words: list[str] = []
     present = is_presenting()  # short row names and title, fewer ticks, one legend row
     with lab_figure(5.2) as fig:
         ax = fig.subplots()
         _cached_row(ax, r)
-        total = _stage2_row(ax, r, _request_row(ax, r, step, words), step, words)
+        total = _stage2_row(ax, r, _request_row(ax, r, upto, words), upto, words)
         done = step >= total
         if done:
             _outcome(ax, r)

@@ -74,3 +74,50 @@ def test_a_follower_at_its_maximum_follows_a_growing_maximum():
     # the student moved the follower too (to 15): their value holds, clamped to the new maximum
     assert clamp_tab(tab, {"steps": 30, "step": 15}, {"steps": 20, "step": 20}).values == {
         "steps": 30, "step": 15}
+
+
+def run_length(kind: str) -> int:
+    """A run-length function for the tests: 'short' runs 4 steps, anything else 9."""
+    return 4 if kind == "short" else 9
+
+
+def test_a_run_length_slider_shows_exactly_the_runs_steps():
+    kind = Choice(name="kind", label="K", choices=("short", "long"), value="long")
+    step = Slider(name="step", label="S", minimum=1, maximum=20, value=20,
+                  max_of="tests.app.test_clamp:run_length", max_params=("kind",))
+    tab = _tab(kind, step)
+    c = clamp_tab(tab, {"kind": "long", "step": 20}, None)  # the default: "the whole run"
+    assert c.values["step"] == 9 and c.maxima == {"step": 9} and c.note == ""
+    c = clamp_tab(tab, {"kind": "short", "step": 9}, {"kind": "long", "step": 9})
+    assert c.values["step"] == 4 and c.note == ""  # at the end of the run: stays at the end
+    c = clamp_tab(tab, {"kind": "long", "step": 4}, {"kind": "short", "step": 4})
+    assert c.values["step"] == 9  # the run grew: still its end
+    c = clamp_tab(tab, {"kind": "long", "step": 3}, {"kind": "long", "step": 9})
+    assert c.values["step"] == 3  # a step inside the run is the student's
+    c = clamp_tab(tab, {"kind": "short", "step": 7}, {"kind": "short", "step": 2})
+    assert c.values["step"] == 4 and "step 7 is above its maximum 4" in c.note
+
+
+@pytest.mark.parametrize(("tab_id", "metric"), [("prefix", "lookup_steps"),
+                                                ("engine", "verify_passes")])
+def test_the_run_lengths_are_the_runs_the_figures_step_through(tab_id, metric):
+    """Each step slider's maximum function against the figure that steps through the run
+    (its own count of the run's steps, in its metrics), at every value of its inputs."""
+    import itertools
+
+    from tabs.lazy import lazy
+    from tabs.registry import REGISTRY
+    from tabs.spec import render
+
+    tab = next(t for t in REGISTRY if t.id == tab_id)
+    step = tab.control("step")
+    fig = next(f for f in tab.figures if "step" in f.params)
+    grids = []
+    for name in step.max_params:
+        c = tab.control(name)
+        grids.append(c.choices if isinstance(c, Choice) else
+                     sorted({int(c.minimum), int(c.value), int(c.maximum)}))
+    for combo in itertools.product(*grids):
+        values = dict(zip(step.max_params, combo, strict=True))
+        want = render(fig, tab, values).metrics[metric]
+        assert lazy(step.max_of)(**values) == want, values

@@ -157,6 +157,31 @@ def test_a_glossary_term_opens_on_a_click_and_on_keyboard_focus(page, app_url):
     definition.wait_for(state="visible", timeout=5_000)
 
 
+@pytest.mark.parametrize("tab_id", ["prefix", "engine"])
+def test_a_step_sliders_maximum_is_its_runs_length(page, app_url, tab_id):
+    """Opened at its defaults, the step slider runs from 1 to the last step of the run its
+    figure steps through (prefix: the lookup's steps; engine: the verify passes), and moving
+    the control the run depends on moves that maximum."""
+    from tabs.lazy import lazy
+
+    tab = BY_ID[tab_id]
+    step = tab.control("step")
+    page.goto(f"{app_url}?tab={tab.id}")
+    _wait_figures(page, tab)
+    rng = control(page, tab, "step", "input[type=range]")
+    d = tab.defaults()
+    want = lazy(step.max_of)(**{p: d[p] for p in step.max_params})
+    assert want < step.maximum and int(rng.get_attribute("max")) == want
+    assert int(float(rng.input_value())) == want  # the default shows the whole run
+    src = tab.control(step.max_params[0])
+    other = src.demo
+    page.goto(f"{app_url}?tab={tab.id}&{src.name}={other}")
+    _wait_figures(page, tab, {src.name: other})
+    rng = control(page, tab, "step", "input[type=range]")
+    moved = lazy(step.max_of)(**{p: {**d, src.name: other}[p] for p in step.max_params})
+    assert int(rng.get_attribute("max")) == moved
+
+
 def test_figures_carry_alt_text(page, app_url):
     tab = BY_ID["paging"]
     page.goto(f"{app_url}?tab={tab.id}")
