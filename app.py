@@ -64,11 +64,18 @@ def build_app(class_engine: bool = False) -> gr.Blocks:
         presenting = gr.State(False)  # the toggle's value, for the Serve run (not an API input)
         note = gr.Markdown(visible=False, elem_id="share-note")
         built = []
-        with gr.Tabs() as tabs:
-            for tab in REGISTRY:
+        with gr.Tabs(overflow_behavior="wrap") as tabs:  # every name shown: rows, no menu
+            for i, tab in enumerate(REGISTRY):
                 with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
-                    built.append(build_tab(tab, toggle, presenting, run_concurrency=(
-                        CLASS_CONCURRENCY if class_engine else RUN_CONCURRENCY)))
+                    built.append(build_tab(
+                        tab, toggle, presenting, run_concurrency=(
+                            CLASS_CONCURRENCY if class_engine else RUN_CONCURRENCY),
+                        next_tab=REGISTRY[i + 1] if i + 1 < len(REGISTRY) else None,
+                        route=REGISTRY))
+        for b in built:  # a button that opens another tab selects it (its select draws it)
+            for button, target in b.opens.items():
+                button.click(lambda t=target: gr.Tabs(selected=t), None, [tabs], queue=False,
+                             show_progress="hidden", api_visibility="private")
         wire_page_load(demo, tabs, note, built, toggle, presenting)
     return demo
 

@@ -109,6 +109,7 @@ class TabSpec:
     run: RunSpec | None = None
     presets: tuple[Preset, ...] = ()
     more: tuple[str, ...] = ()  # secondary controls (seed, dtype, ...), folded in the UI
+    route_after: str | None = None  # a figure after which a row of buttons opens every tab
 
     def __post_init__(self) -> None:
         """Reject a malformed tab at import with ParamError naming what is wrong (not assert:
@@ -143,6 +144,8 @@ class TabSpec:
                 src = next((x for x in self.controls if x.name == c.max_from), None)
                 need(isinstance(src, Slider),
                      f"tab {self.id}: {c.name}.max_from {c.max_from!r} must name a slider")
+        need(self.route_after is None or self.route_after in {f.name for f in self.figures},
+             f"tab {self.id}: route_after {self.route_after!r} names no figure of the tab")
         for f in self.figures:
             missing = sorted(set(f.params) - set(names))
             need(not missing, f"figure {f.name}: params {missing} have no control")

@@ -205,10 +205,12 @@ def _build_live(live: LiveSpec, tab: TabSpec, comps: dict) -> tuple[gr.Markdown,
 
 @dataclass(frozen=True)
 class BuiltTab:
-    """A built tab: its parts (for the page load's link restore) and its kick."""
+    """A built tab: its parts (for the page load's link restore), its kick, and the buttons
+    that open another tab (the app wires them to the page's gr.Tabs: app.py)."""
 
     parts: TabParts
     kick: gr.Number  # a new value redraws the tab for the values the page shows
+    opens: dict[gr.Button, str]  # button -> the id of the tab it opens
 
     @property
     def tab(self) -> TabSpec:
@@ -284,13 +286,28 @@ def _figure(fig) -> tuple[gr.Plot, gr.Markdown, gr.Markdown]:
     return plot, table, title
 
 
+def _route(route: tuple[TabSpec, ...], here: TabSpec) -> dict[gr.Button, str]:
+    """A row of buttons, one per tab on the route but this one, each opening its tab."""
+    gr.Markdown("**Every stage has a tab: open one** (the route, in order)",
+                elem_classes=["route-title"])
+    opens = {}
+    with gr.Row(elem_classes=["route"]):
+        for t in route:
+            if t is not here:
+                opens[gr.Button(t.title, size="sm", elem_id=f"route-{t.id}", min_width=90)] = t.id
+    return opens
+
+
 def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None = None,
-              run_concurrency: int = RUN_CONCURRENCY) -> BuiltTab:
+              run_concurrency: int = RUN_CONCURRENCY, next_tab: TabSpec | None = None,
+              route: tuple[TabSpec, ...] = ()) -> BuiltTab:
     """Lay out the lesson, controls, Predict card, figures and metrics inside the current gr.Tab
     and wire its events. Figures are drawn when the tab opens (its select event), not while
     the app is built: startup costs no figure at all. `present` is the page's presentation
     toggle (an input of every draw); `present_state` mirrors it in the session's state for the
-    Serve run, whose API takes no presentation flag."""
+    Serve run, whose API takes no presentation flag. The tab ends with a button to `next_tab`
+    (the next on the route); `route` (every tab) is the button row after `tab.route_after`."""
+    opens: dict[gr.Button, str] = {}
     figures: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]] = {}
     opened = get_render_context()  # the enclosing gr.Tab: its select event draws the tab
     on_open = [opened.select] if isinstance(opened, gr.Tab) else []
@@ -333,6 +350,8 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                                        elem_id=f"{tab.run.name}-text", elem_classes=["run-text"])
             for fig in tab.figures:
                 figures[fig.name] = _figure(fig)
+                if fig.name == tab.route_after and route:
+                    opens |= _route(route, tab)
             if tab.live is not None:
                 stale, measured = _build_live(tab.live, tab, comps)
             if tab.run is not None:
@@ -340,6 +359,10 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                             elem_classes=["figure-title"])
                 run_live = gr.Markdown("Measured when you generate.",
                                        elem_id=f"{tab.run.name}-live")
+            if next_tab is not None:
+                nxt = gr.Button(f"Next on the route: {next_tab.title} →", variant="secondary",
+                                elem_id=f"{tab.id}-next", elem_classes=["route-next"])
+                opens[nxt] = next_tab.id
     kick = gr.Number(visible="hidden", elem_id=f"{tab.id}-draw", container=False)
     drawn = gr.State(Drawn())
     parts = TabParts(tab=tab, comps=comps, figures=figures, note=note, drawn=drawn,
@@ -357,4 +380,4 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                    run_live, go, stop, status, run_concurrency)
     wire_api(parts)
     wire_draw(parts, present, on_open, kick)
-    return BuiltTab(parts=parts, kick=kick)
+    return BuiltTab(parts=parts, kick=kick, opens=opens)

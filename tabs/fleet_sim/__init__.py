@@ -13,7 +13,7 @@ CURSOR = (*FLEET, "at_s")
 
 TAB = TabSpec(
     id="fleet_sim",
-    title="Fleet budgets and simulation",
+    title="Fleet sim",
     controls=(
         Slider(name="long_burst", label="Long-burst size (long requests in 10-20 s)", minimum=20,
                maximum=400, value=120, step=20, demo=240,

@@ -37,6 +37,7 @@ TAB = TabSpec(
                    "loads", "tabs.overview.layers:overview_layers", SERVED),
     ),
     more=("clusters",),  # folded under "More controls"
+    route_after="overview_path",  # each stage's tab opens from a button under its figure
     presets=(
         Preset("Plain greedy decoding", "No drafts: more forward passes, yet fewer experts "
                "loaded from disk.", {"draft_len": 0}),

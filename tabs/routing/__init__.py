@@ -22,7 +22,7 @@ SETTING = ("M", "J", "method", "alpha", "capacity")
 
 TAB = TabSpec(
     id="routing",
-    title="Cache-aware routing",
+    title="Routing",
     controls=(
         Slider(name="M", label=f"Window M: ranks a resident expert may come from (cache_prior: "
                f"λ = (M − {DIMS.top_k}) / {DIMS.n_experts - DIMS.top_k})",
