@@ -203,7 +203,7 @@ def speculation_pays() -> Reason:
                   within=Within(name="1 point", abs=0.01))
 
 
-@reason("engine", "An MoE pass pays a **verify tax**: its positions pick different experts, so "
+@reason("engine", "An [[MoE]] pass pays a **verify tax**: its positions pick different experts, so "
         "each layer reads {d1:.0f} experts for one position but {d5:.1f} for five.")
 def verify_tax_numbers() -> Reason:
     """Effect: experts per layer a five-position pass reads. Cause: the positions' different
