@@ -19,15 +19,18 @@ from tabs.projector import (
     PLAIN,
     PRESENT_SCALE,
     Projector,
+    arranged,
     brief,
     finish,
     is_presenting,
     presenting,
     restyle,
+    shorten,
 )
 
 # Presentation mode lives in tabs/projector.py; figure modules import it from here.
-__all__ = ["PRESENT_SCALE", "Projector", "brief", "is_presenting", "presenting"]
+__all__ = ["PRESENT_SCALE", "Projector", "arranged", "brief", "is_presenting", "presenting",
+           "shorten"]
 
 STYLE_PATH = Path(__file__).resolve().parent.parent / "assets" / "lab.mplstyle"
 DPI = 100

@@ -5,8 +5,8 @@ A figure draws once, one way. Under presenting() lab_figure gives it PRESENT_SCA
 (the same pixels, every point-sized text, line and marker PRESENT_SCALE x larger), lays it out
 with constrained layout (a figure that places its panels by hand in normal mode, for speed,
 does so in normal mode only) and restyles it for a projector:
-- words: a text the figure declared a projector form for (Projector.words, or brief() beside
-  the text) shows that form instead; "" hides it;
+- words: a text the figure declared a projector form for (Projector.words, or brief() or
+  shorten() beside the text) shows that form instead; "" hides it;
 - text sizes: titles and emphasis (EMPHASIS_PT or more in normal mode) at PRESENT_TITLE_PT,
   every other text at PRESENT_TEXT_PT: 19-22 CSS px at 980 px wide, >= 14 pt;
 - legends: where the figure declares it (Projector.legends), gathered into one legend above
@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TypeVar
 from weakref import WeakKeyDictionary
 
 from matplotlib.artist import Artist
@@ -30,7 +31,7 @@ from matplotlib.backend_bases import RendererBase
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.text import Text
-from matplotlib.ticker import FixedFormatter, Formatter
+from matplotlib.ticker import Formatter
 
 PRESENT_SCALE = 1.75
 PRESENT_TEXT_PT = 8.0  # 8 pt x 1.75 x 100/72 px at 980/1000 of the width: 19.1 CSS px
@@ -42,6 +43,8 @@ LEGEND_ROOM = 0.98  # a gathered legend spans at most this fraction of the canva
 # context) sees its own flag, so one session presenting never enlarges another's figures.
 _PRESENTING: ContextVar[bool] = ContextVar("presenting", default=False)
 _BRIEF: WeakKeyDictionary[Figure, dict[str, str]] = WeakKeyDictionary()
+_SHORTER: WeakKeyDictionary[Figure, list[tuple[Text, str]]] = WeakKeyDictionary()
+T = TypeVar("T")
 _NUMBER_LIKE = re.compile(r"^\S{0,2}[−\-+]?\d[\d.,]*(?:e[−\-+]?\d+)?\s?\S{0,4}$")
 
 
@@ -66,13 +69,23 @@ class Projector:
     `words` maps a text as drawn in normal mode (a title, label, tick label, legend entry,
     annotation) to what a projector shows instead ("" hides it). `legends`: "keep" leaves
     every legend where the figure put it; "above" or "below" gathers them all into one legend
-    there; a tuple places each legend (axes legends in figure order, then figure legends)."""
+    there; "hide" drops them (the words name what they keyed); a tuple places each legend
+    (axes legends in figure order, then figure legends). `keys` are legend handles (with
+    their labels) a gathered legend ends with: what the projector's shorter words no longer
+    say on the plot."""
 
     words: Mapping[str, str] = field(default_factory=dict)
     legends: str | tuple[str, ...] = "keep"
+    keys: tuple[Artist, ...] = ()  # entries a gathered legend adds: keys for dropped words
 
 
 PLAIN = Projector()
+
+
+def arranged(normal: T, projector: T) -> T:
+    """The arrangement a figure declares for each mode (a record of card positions, a grid
+    shape): the projector's under presenting(). For layouts only; words go through brief()."""
+    return projector if _PRESENTING.get() else normal
 
 
 def brief(owner: Artist | Figure, normal: str, short: str) -> str:
@@ -84,14 +97,24 @@ def brief(owner: Artist | Figure, normal: str, short: str) -> str:
     return normal
 
 
+def shorten(text: Text, short: str) -> Text:
+    """`text` (an artist just made), noting that a projector shows `short` there instead ("":
+    nothing). For a text whose words alone do not single it out (brief() goes by the words)."""
+    if _PRESENTING.get():
+        _SHORTER.setdefault(text.get_figure(root=True), []).append((text, short))
+    return text
+
+
 def restyle(fig: Figure, look: Projector) -> None:
     """Before the first layout: words, text sizes, legend placement, the grid's own margins
     given over to constrained layout."""
     words = {**look.words, **_BRIEF.pop(fig, {})}
     if words:
         _swap_words(fig, words)
+    for text, short in _SHORTER.pop(fig, []):
+        text.set_text(short)
     _size_texts(fig)
-    _place_legends(fig, look.legends)
+    _place_legends(fig, look.legends, look.keys)
     for ax in fig.axes:
         if (gs := ax.get_gridspec()) is not None:
             gs.update(left=None, right=None, top=None, bottom=None, wspace=None, hspace=None)
@@ -113,9 +136,8 @@ def _swap_words(fig: Figure, words: Mapping[str, str]) -> None:
             text.set_text(new)
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
-            for fmt in (axis.get_major_formatter(), axis.get_minor_formatter()):
-                if isinstance(fmt, FixedFormatter):
-                    fmt.seq = [words.get(s, s) for s in fmt.seq]
+            axis.set_major_formatter(_Worded(axis.get_major_formatter(), words))
+            axis.set_minor_formatter(_Worded(axis.get_minor_formatter(), words))
 
 
 def _titles(fig: Figure) -> set[int]:
@@ -142,9 +164,12 @@ def _legends(fig: Figure) -> list[Legend]:
     return [lg for ax in fig.axes if (lg := ax.get_legend()) is not None] + list(fig.legends)
 
 
-def _place_legends(fig: Figure, where: str | tuple[str, ...]) -> None:
+def _place_legends(fig: Figure, where: str | tuple[str, ...], keys: tuple[Artist, ...]) -> None:
     legends = _legends(fig)
     places = (where,) * len(legends) if isinstance(where, str) else where
+    for lg, p in zip(legends, places, strict=False):
+        if p == "hide":
+            lg.remove()
     for side in ("above", "below"):
         moved = [lg for lg, p in zip(legends, places, strict=False) if p == side]
         if not moved:
@@ -159,6 +184,9 @@ def _place_legends(fig: Figure, where: str | tuple[str, ...]) -> None:
                     handles.append(handle)
                     labels.append(label)
             lg.remove()
+        for key in keys if side == next(p for p in places if p in ("above", "below")) else ():
+            handles.append(key)
+            labels.append(key.get_label())
         _fit_legend(fig, handles, labels, "; ".join(titles), side)
 
 
@@ -215,24 +243,50 @@ def _wrap_to_panels(fig: Figure, renderer: RendererBase) -> None:
         text.set_wrap(True)
 
 
-class _Thinned(Formatter):
-    """Another formatter's labels, every k-th one kept (the ticks all stay)."""
+class _Wrapped(Formatter):
+    """Another formatter's labels, changed (subclasses say how); offset text as the other's."""
 
-    def __init__(self, inner: Formatter, k: int) -> None:
-        self.inner, self.k = inner, k
+    def __init__(self, inner: Formatter) -> None:
+        self.inner = inner
 
     def set_axis(self, axis: Axis | None) -> None:
         super().set_axis(axis)
         self.inner.set_axis(axis)
 
-    def __call__(self, x: float, pos: int | None = None) -> str:
-        return self.inner(x, pos) if pos is None or pos % self.k == 0 else ""
-
-    def format_ticks(self, values: list[float]) -> list[str]:
-        return [s if i % self.k == 0 else "" for i, s in enumerate(self.inner.format_ticks(values))]
+    def set_locs(self, locs) -> None:
+        self.inner.set_locs(locs)
 
     def get_offset(self) -> str:
         return self.inner.get_offset()
+
+
+class _Worded(_Wrapped):
+    """Another formatter's tick labels in a projector's words."""
+
+    def __init__(self, inner: Formatter, words: Mapping[str, str]) -> None:
+        super().__init__(inner)
+        self.words = words
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        s = self.inner(x, pos)
+        return self.words.get(s, s)
+
+    def format_ticks(self, values) -> list[str]:
+        return [self.words.get(s, s) for s in self.inner.format_ticks(values)]
+
+
+class _Thinned(_Wrapped):
+    """Another formatter's labels, every k-th one kept (the ticks all stay)."""
+
+    def __init__(self, inner: Formatter, k: int) -> None:
+        super().__init__(inner)
+        self.k = k
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return self.inner(x, pos) if pos is None or pos % self.k == 0 else ""
+
+    def format_ticks(self, values) -> list[str]:
+        return [s if i % self.k == 0 else "" for i, s in enumerate(self.inner.format_ticks(values))]
 
 
 def _thin(axis: Axis, renderer: RendererBase) -> None:

@@ -9,7 +9,7 @@ from core.errors import check_int
 from core.model.info import serving_bytes
 from core.model.manifest import shipped_dims as dims
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 
 MB = 1e6
@@ -17,6 +17,11 @@ MB = 1e6
 # the serving quantities between the two lower panels.
 GRID = {"left": 0.1352, "right": 0.9958, "top": 0.9489, "bottom": 0.0969, "wspace": 0.5127,
         "hspace": 0.1518}
+NORMAL_GRID = {**GRID, "height_ratios": [1, 2.2]}
+# A projector's grid: a shorter strip, the parameter panel a little wider (constrained layout
+# places it; GRID's margins give way); no legend: the x label names the colours.
+PROJECTOR_GRID = {"height_ratios": [0.5, 2.2], "width_ratios": [1.15, 1]}
+LOOK = Projector(legends="hide")
 
 
 def _short(name: str) -> str:
@@ -24,7 +29,8 @@ def _short(name: str) -> str:
     return name.split(",")[0].removeprefix("one ").replace(" + ", "\n+ ")
 
 
-def _strip(ax, kinds: tuple[str, ...], layer: int, d, present: bool) -> None:
+def _strip(ax, kinds: tuple[str, ...], layer: int, d) -> None:
+    moe = brief(ax, f"MoE {d.n_experts}e top-{d.top_k}\n+ shared", "")  # projector: the title
     for i, kind in enumerate(kinds):
         colour = ROLE["mla"] if kind.upper() == "MLA" else ROLE["kda"]
         ax.add_patch(FancyBboxPatch((i + 0.06, 0.1), 0.88, 0.8, boxstyle="round,pad=0.01",
@@ -32,17 +38,13 @@ def _strip(ax, kinds: tuple[str, ...], layer: int, d, present: bool) -> None:
                                     edgecolor=ROLE["reference"], lw=2.5 if i == layer else 0.6))
         ax.text(i + 0.5, 0.62, f"{i}: {kind.upper()}", ha="center", va="center", fontsize=9,
                 fontweight="bold" if i == layer else "normal")
-        if not present:  # presenting, the title says it once
-            ax.text(i + 0.5, 0.32, f"MoE {d.n_experts}e top-{d.top_k}\n+ shared",
-                    ha="center", va="center", fontsize=7)
+        ax.text(i + 0.5, 0.32, moe, ha="center", va="center", fontsize=7)
     ax.set_xlim(0, len(kinds))
     ax.set_ylim(0, 1)
     ax.axis("off")
-    if present:
-        ax.set_title(f"{d.mla_every - 1} KDA, 1 MLA, repeated; MoE FFNs, top-{d.top_k}")
-        return
-    ax.set_title(f"Layer pattern: {d.mla_every - 1} KDA then 1 MLA, repeated; every FFN is MoE "
-                 f"(layer {layer} highlighted)")
+    ax.set_title(brief(ax, f"Layer pattern: {d.mla_every - 1} KDA then 1 MLA, repeated; every "
+                       f"FFN is MoE (layer {layer} highlighted)",
+                       f"{d.mla_every - 1} KDA, 1 MLA, repeated; MoE FFNs, top-{d.top_k}"))
 
 
 def model_architecture(layer: int) -> FigureResult:
@@ -51,14 +53,10 @@ def model_architecture(layer: int) -> FigureResult:
     check_int("layer", layer, 0, d.n_layers - 1)
     comps = d.components()
     serving = serving_bytes(d)
-    present = is_presenting()
-    with lab_figure(4.6) as fig:
-        if present:  # projector text: constrained layout finds the room
-            grid = fig.add_gridspec(2, 2, height_ratios=[0.7, 2.2], width_ratios=[1.15, 1])
-        else:  # fixed margins (what constrained layout found): it cost ~100 ms a redraw
-            fig.set_layout_engine("none")
-            grid = fig.add_gridspec(2, 2, height_ratios=[1, 2.2], **GRID)
-        _strip(fig.add_subplot(grid[0, :]), kinds, layer, d, present)
+    # normal mode: fixed margins (what constrained layout found): it cost ~100 ms a redraw
+    with lab_figure(4.6, look=LOOK, fixed=True) as fig:
+        grid = fig.add_gridspec(2, 2, **arranged(NORMAL_GRID, PROJECTOR_GRID))
+        _strip(fig.add_subplot(grid[0, :]), kinds, layer, d)
         params, serve = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
         names = list(comps)
         vals = np.array([comps[n] for n in names], float) * d.bytes_per_param / MB
@@ -69,35 +67,29 @@ def model_architecture(layer: int) -> FigureResult:
         params.set_yticks(y, names, fontsize=7.5)
         params.invert_yaxis()
         params.set_xlim(0, vals.max() * 1.25)
-        if present:
-            params.set_xlabel(f"MB (float32); {d.active_params / 1e6:.2f} M active per token")
-            params.set_title(f"{d.total_params / 1e6:.2f} M parameters")
-            labels = [_short(x.name) for x in serving]
-        else:
-            params.set_xlabel("MB of float32 weights")
-            params.set_title(f"Toy model: {d.total_params / 1e6:.2f} M parameters "
-                             f"({d.active_params / 1e6:.2f} M active per token)")
-            labels = [f"{x.name}\n(K3 {x.k3_format})" for x in serving]
+        params.set_xlabel(brief(params, "MB of float32 weights", "MB (float32)"))
+        params.set_title(brief(params, f"Toy model: {d.total_params / 1e6:.2f} M parameters "
+                               f"({d.active_params / 1e6:.2f} M active per token)",
+                               f"{d.total_params / 1e6:.2f} M parameters, "
+                               f"{d.active_params / 1e6:.2f} M active"))
+        labels = [brief(serve, f"{x.name}\n(K3 {x.k3_format})", _short(x.name)) for x in serving]
         toy = np.array([x.toy for x in serving], float)
         k3 = np.array([x.k3 for x in serving], float)
         ys = np.arange(len(labels))
         serve.barh(ys - 0.2, toy, 0.4, color=ROLE["kda"], label="toy (float32)")
         serve.barh(ys + 0.2, k3, 0.4, color=ROLE["snapshot"], label="K3")
         serve.set_xscale("log")
-        lo, hi = toy.min() / 3, k3.max() * (300 if present else 30)  # room for the ratios
+        lo, hi = toy.min() / 3, k3.max() * 30  # room for the ratios
         serve.set_xlim(lo, hi)
-        plain_log(serve.xaxis, lo, hi, every=2 if present else 1)
+        plain_log(serve.xaxis, lo, hi)
         for yi, x in zip(ys, serving, strict=True):
             serve.text(x.k3 * 1.2, yi + 0.2, f"{x.ratio:,.1f}×", va="center", fontsize=7.5)
         serve.set_yticks(ys, labels, fontsize=7)
         serve.invert_yaxis()
-        if present:  # no room for a legend: the colours are named in the x label
-            serve.set_xlabel("bytes, toy (green) vs K3 (orange)")
-            serve.set_title("Serving bytes", fontsize=10)
-        else:
-            serve.set_xlabel("bytes (log)")
-            serve.set_title("Serving bytes, toy vs K3 (like for like)", fontsize=10)
-            serve.legend(loc="lower right")
+        serve.set_xlabel(brief(serve, "bytes (log)", "bytes: toy (green), K3 (orange)"))
+        serve.set_title(brief(serve, "Serving bytes, toy vs K3 (like for like)",
+                              "Serving bytes"), fontsize=10)
+        serve.legend(loc="lower right")
     metrics = {
         "layer": layer,
         "layer_kind": kinds[layer],

@@ -7,7 +7,7 @@ import numpy as np
 
 from core.experiments.shipped import record
 from core.model.corpus import DOMAINS
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, Projector, brief, lab_figure
 from tabs.palette import ROLE
 
 # (eval.json key, label, line style, colour): the model first, then baselines weakest last.
@@ -17,6 +17,9 @@ SERIES = (
     ("bigram_bpb", "bigram", "--", ROLE["snapshot"]),
     ("unigram_bpb", "unigram", ":", ROLE["neutral"]),
 )
+# A projector: the curve's key below both panels (the bars share its colours), the domains
+# without their byte counts.
+LOOK = Projector(legends=("below", "hide"))
 
 
 def _curve(ax, points: list[dict], summary: dict) -> None:
@@ -51,7 +54,7 @@ def _domains(ax, summary: dict) -> np.ndarray:
         if j == 0:
             for yi, v in zip(y, vals[:, 0], strict=True):
                 ax.text(v, yi - 1.5 * h, f" {v:.2f}", va="center", fontsize=7)
-    ax.set_yticks(y, [f"{r}\n{per[r]['bytes']:,} B" for r in rows], fontsize=7.5)
+    ax.set_yticks(y, [brief(ax, f"{r}\n{per[r]['bytes']:,} B", r) for r in rows], fontsize=7.5)
     ax.invert_yaxis()
     ax.set_xlim(0, 7)
     ax.set_xlabel("held-out bits per byte (lower is better)")
@@ -62,7 +65,7 @@ def _domains(ax, summary: dict) -> np.ndarray:
 
 def model_training() -> FigureResult:
     points, summary = record()
-    with lab_figure(4.2) as fig:
+    with lab_figure(4.2, look=LOOK) as fig:
         curve, bars = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
         _curve(curve, points, summary)
         vals = _domains(bars, summary)

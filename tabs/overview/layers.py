@@ -11,7 +11,7 @@ from matplotlib.patches import Patch
 
 from core.experiments.overview import PHASES, path
 from core.model.manifest import shipped_dims as dims
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, lab_figure
 from tabs.palette import ROLE
 
 # Normal mode: the axes where constrained layout put them (heat map, bars, colour bar; the same
@@ -19,6 +19,14 @@ from tabs.palette import ROLE
 # a redraw; presenting keeps it (projector text needs the room found afresh).
 POS = {"heat": (0.0677, 0.22635, 0.44834, 0.7177), "bars": (0.63716, 0.22635, 0.35868, 0.7177),
        "cbar": (0.52501, 0.22635, 0.01507, 0.7177)}  # colour bar: height / 20 wide
+LOOK = Projector(legends="below")
+
+
+def _place(fig) -> None:
+    heat, bars, cbar = fig.axes
+    cbar.set_box_aspect(None)  # POS already gives it its 1:20
+    for ax, name in ((heat, "heat"), (bars, "bars"), (cbar, "cbar")):
+        ax.set_position(POS[name])
 
 
 def overview_layers(draft_len: int, kind: str, capacity: int, warm: bool) -> FigureResult:
@@ -27,14 +35,8 @@ def overview_layers(draft_len: int, kind: str, capacity: int, warm: bool) -> Fig
     fetched, loads = np.array(p.fetched), np.array(p.loads)  # [phase, layer]
     L, E = picks.shape
     names = [f"{i} {k.upper()}" for i, k in enumerate(p.layer_kinds)]
-    with lab_figure(4.2) as fig:
-        present = is_presenting()
-        if present:
-            heat, bars = fig.subplots(1, 2, width_ratios=[1.25, 1])
-        else:
-            fig.set_layout_engine("none")
-            heat, bars = fig.add_axes(POS["heat"]), fig.add_axes(POS["bars"])
-            cax = fig.add_axes(POS["cbar"], label="<colorbar>")  # as fig.colorbar(ax=) names it
+    with lab_figure(4.2, look=LOOK, place=_place) as fig:
+        heat, bars = fig.subplots(1, 2, width_ratios=[1.25, 1])
         im = heat.imshow(picks, cmap="Blues", aspect="auto", vmin=0)
         heat.set_xticks(range(E))
         heat.set_yticks(range(L), names)
@@ -43,8 +45,7 @@ def overview_layers(draft_len: int, kind: str, capacity: int, warm: bool) -> Fig
         heat.grid(False)
         heat.set_title(f"Routing: picks per expert ({p.kind}, top-{dims().top_k} per token)",
                        loc="left")
-        cb = (fig.colorbar(im, ax=heat, fraction=0.05, pad=0.02) if present
-              else fig.colorbar(im, cax=cax))
+        cb = fig.colorbar(im, ax=heat, fraction=0.05, pad=0.02)
         cb.set_label("tokens that picked the expert")
         y = np.arange(L)
         h = 0.4

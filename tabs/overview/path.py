@@ -4,19 +4,46 @@ each with what it did to this request and the tab that teaches it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from core.experiments.overview import PHASES, VNODES, RequestPath, path
 from core.model.manifest import shipped_dims as dims
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, arranged, lab_figure
 from tabs.overview.common import STAGES
 from tabs.palette import ROLE
 from tabs.units import fmt_bytes
 
-W, H = 0.29, 0.42  # card size, axes fraction
-COLS = (0.02, 0.355, 0.69)  # left edge of each column
-ROWS = (0.565, 0.015)  # bottom edge of each row
-ORDER = ((0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0))  # (row, col): a snake
+
+@dataclass(frozen=True)
+class Cards:
+    """Where the six stage cards sit and where their texts go (axes fractions): the card's
+    size, each column's left and each row's bottom edge, the stages' (row, col) in order (a
+    snake), and each text's offset from the card's left and top (the tab line's from its
+    bottom when tab_va is "bottom"; from its top when "top")."""
+
+    w: float
+    h: float
+    cols: tuple[float, ...]
+    rows: tuple[float, ...]
+    order: tuple[tuple[int, int], ...]
+    body_dy: float  # the body's top, below the card's top
+    linespacing: float
+    tab_dx: float  # from the card's left (ha "left") or right (ha "right")
+    tab_dy: float
+    tab_ha: str
+    tab_va: str
+
+
+NORMAL = Cards(w=0.29, h=0.42, cols=(0.02, 0.355, 0.69), rows=(0.565, 0.015),
+               order=((0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0)), body_dy=0.12,
+               linespacing=1.45, tab_dx=0.012, tab_dy=0.025, tab_ha="left", tab_va="bottom")
+# A projector's text is 1.75x larger on the same pixels: two columns of wider cards in three
+# rows, the body closer under the title, the tab named at the bottom right.
+PROJECTOR = Cards(w=0.475, h=0.318, cols=(0.01, 0.515), rows=(0.678, 0.341, 0.004),
+                  order=((0, 0), (0, 1), (1, 1), (1, 0), (2, 0), (2, 1)), body_dy=0.08,
+                  linespacing=1.1, tab_dx=0.012, tab_dy=0.012, tab_ha="right", tab_va="bottom")
 
 
 def _first_line(b: bytes, width: int = 30) -> str:
@@ -69,29 +96,32 @@ def stage_lines(p: RequestPath) -> tuple[tuple[str, ...], ...]:
     )
 
 
-def _card(ax, x: float, y: float, n: int, title: str, lines: tuple[str, ...],
+def _card(ax, c: Cards, x: float, y: float, n: int, title: str, lines: tuple[str, ...],
           tabs: tuple[str, ...], hero: bool) -> None:
-    ax.add_patch(FancyBboxPatch((x, y), W, H, boxstyle="round,pad=0.005,rounding_size=0.015",
+    ax.add_patch(FancyBboxPatch((x, y), c.w, c.h, boxstyle="round,pad=0.005,rounding_size=0.015",
                                 fc="#F7F7F7", ec=ROLE["replay"] if hero else ROLE["neutral"],
                                 lw=2.0 if hero else 1.0, transform=ax.transAxes))
-    ax.text(x + 0.012, y + H - 0.03, f"{n}  {title}", fontsize=10.5, fontweight="bold",
+    ax.text(x + 0.012, y + c.h - 0.03, f"{n}  {title}", fontsize=10.5, fontweight="bold",
             va="top", transform=ax.transAxes, parse_math=False)
-    ax.text(x + 0.012, y + H - 0.12, "\n".join(lines), fontsize=9.5, va="top",
-            linespacing=1.45, transform=ax.transAxes, parse_math=False)
-    ax.text(x + 0.012, y + 0.025, "tab: " + " · ".join(tabs), fontsize=8.5, style="italic",
-            color=ROLE["replay"], va="bottom", transform=ax.transAxes, parse_math=False)
+    ax.text(x + 0.012, y + c.h - c.body_dy, "\n".join(lines), fontsize=9.5, va="top",
+            linespacing=c.linespacing, transform=ax.transAxes, parse_math=False)
+    left = c.tab_ha == "left"
+    ax.text(x + c.tab_dx if left else x + c.w - c.tab_dx,
+            y + c.tab_dy if c.tab_va == "bottom" else y + c.h - c.tab_dy,
+            "tab: " + " · ".join(tabs), fontsize=8.5, style="italic", color=ROLE["replay"],
+            ha=c.tab_ha, va=c.tab_va, transform=ax.transAxes, parse_math=False)
 
 
-def _arrow(ax, a: tuple[int, int], b: tuple[int, int]) -> None:
+def _arrow(ax, c: Cards, a: tuple[int, int], b: tuple[int, int]) -> None:
     (ra, ca), (rb, cb) = a, b
     if ra == rb:
-        y = ROWS[ra] + H / 2
+        y = c.rows[ra] + c.h / 2
         right = cb > ca
-        start = (COLS[ca] + (W if right else 0), y)
-        end = (COLS[cb] + (0 if right else W), y)
+        start = (c.cols[ca] + (c.w if right else 0), y)
+        end = (c.cols[cb] + (0 if right else c.w), y)
     else:
-        x = COLS[ca] + W / 2
-        start, end = (x, ROWS[ra]), (x, ROWS[rb] + H)
+        x = c.cols[ca] + c.w / 2
+        start, end = (x, c.rows[ra]), (x, c.rows[rb] + c.h)
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=14,
                                  color=ROLE["annotation"], lw=1.2, shrinkA=1, shrinkB=1,
                                  transform=ax.transAxes))
@@ -101,14 +131,15 @@ def overview_path(draft_len: int, kind: str, capacity: int, warm: bool,
                   clusters: int) -> FigureResult:
     p = path(draft_len, kind, capacity, warm, clusters)
     lines = stage_lines(p)
+    c = arranged(NORMAL, PROJECTOR)
     with lab_figure(4.8) as fig:
         ax = fig.subplots()
         ax.set_axis_off()
-        for i, ((row, col), (title, tabs), body) in enumerate(zip(ORDER, STAGES, lines,
+        for i, ((row, col), (title, tabs), body) in enumerate(zip(c.order, STAGES, lines,
                                                                     strict=True)):
-            _card(ax, COLS[col], ROWS[row], i + 1, title, body, tabs, hero=i == 4)
+            _card(ax, c, c.cols[col], c.rows[row], i + 1, title, body, tabs, hero=i == 4)
             if i:
-                _arrow(ax, ORDER[i - 1], (row, col))
+                _arrow(ax, c, c.order[i - 1], (row, col))
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
     pre, dec = PHASES

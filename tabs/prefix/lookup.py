@@ -4,17 +4,19 @@ checkpoint group; the words say why it stopped there."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from core.experiments.prefix import lookup_steps, runs
 from core.experiments.scenes import MAX_LOOKUP_STEPS
 from core.prefix import entries as E
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.prefix.common import REASON_WORDS
 
-Y_CACHE, Y_REQ, Y_STAGE2, Y_OUT = 3.3, 2.1, 1.05, 0.0
+Y_OUT = 0.0
 H = 0.7
 STATUS_WORD = {
     E.READY: "ready ✓", E.NO_CHECKPOINT: "none", E.EVICTED: "evicted", E.PARTIAL: "partial ✗",
@@ -32,6 +34,42 @@ STATUS_COLOUR = {
     E.READY: ROLE["kda"], E.NO_CHECKPOINT: ROLE["neutral"], E.EVICTED: ROLE["miss"],
     E.PARTIAL: ROLE["rejected"], E.NOT_READY: ROLE["inflight"], E.LAST_TOKEN: ROLE["neutral"],
 }
+ROWS = ("in the cache:\nthe earlier prompt", "stage 1: walk the\nrequest's blocks",
+        "stage 2: back off\nto a ready group", "the prefill")
+# A projector: short row names and legend entries, step numbers alone on the blocks (the
+# legend keys hit and miss), the legend in one row above.
+LOOK = Projector(
+    words={"evicted": "gone", "not\nwalked": "",
+           **dict(zip(ROWS, ("cache", "stage 1", "stage 2", "prefill"), strict=True)),
+           "complete, ready group": "ready group", "partial group": "partial",
+           "evicted group": "evicted", "cached block": "cached"},
+    legends="above", keys=(Patch(color=ROLE["hit"], label="hit"),
+                           Patch(color=ROLE["miss"], label="miss")))
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Where the rows sit (data y; the prefill's at Y_OUT), the tokens a computed bar needs to
+    hold its label, and the words under the rows: where they start (data x), how far below
+    the prefill bar, their line spacing, how far the axes reaches below the bar for them, and
+    whether constrained layout makes room for them (a projector's wrap at the canvas edge)."""
+
+    cache: float
+    request: float
+    stage2: float
+    inside: int
+    why_x: float
+    why_dy: float
+    linespacing: float
+    room: float
+    in_layout: bool
+
+
+ROWS_AT = Rows(cache=3.3, request=2.1, stage2=1.05, inside=150, why_x=0, why_dy=0.72,
+               linespacing=1.5, room=1.25, in_layout=True)
+# A projector's text takes more of the height: the rows further apart, more room in a bar
+PROJECTOR_ROWS = Rows(cache=4.0, request=2.8, stage2=1.65, inside=260, why_x=-170,
+                      why_dy=0.85, linespacing=1.3, room=2.2, in_layout=False)
 
 
 def _block(ax, x0: float, w: float, y: float, face: str, label: str, *, edge: str | None = None,
@@ -52,20 +90,20 @@ def _group_marker(ax, x: float, y: float, status: str) -> None:
             clip_on=False, zorder=5)
 
 
-def _cached_row(ax, r) -> None:
+def _cached_row(ax, r, lay: Rows) -> None:
     P, c = r.block_tokens, r.cached
     held = c.stage1_blocks
     for i in range(r.cached_full_blocks):
         if i < held:
-            _block(ax, i * P, P, Y_CACHE, ROLE["mla"], f"{i + 1}", alpha=0.3, edge=ROLE["mla"])
+            _block(ax, i * P, P, lay.cache, ROLE["mla"], f"{i + 1}", alpha=0.3, edge=ROLE["mla"])
         else:
-            _block(ax, i * P, P, Y_CACHE, "white", "gone" if is_presenting() else "evicted",
-                   ls="--", edge=ROLE["miss"], fs=8.5)
+            _block(ax, i * P, P, lay.cache, "white", "evicted", ls="--", edge=ROLE["miss"],
+                   fs=8.5)
     for b, status in enumerate(c.boundary_status, start=1):
-        _group_marker(ax, b * P, Y_CACHE, status)
+        _group_marker(ax, b * P, lay.cache, status)
 
 
-def _request_row(ax, r, upto: int, words: list[str]) -> int:
+def _request_row(ax, r, lay: Rows, upto: int, words: list[str]) -> int:
     """Stage 1, one step per block, drawn up to step `upto`; returns the number of steps.
     Appends each step's description to `words`."""
     P, lk, n = r.block_tokens, r.lookup, r.request_tokens
@@ -78,16 +116,15 @@ def _request_row(ax, r, upto: int, words: list[str]) -> int:
             what = "hit" if hit else ("collision" if lk.collision else "miss")
             words.append(f"block {i + 1}'s hash is in the cache: walk on" if hit else
                          f"block {i + 1}: {what}, stage 1 stops after {s1} blocks")
-            if step <= upto:  # presenting: the step number alone; the legend names the colour
-                _block(ax, i * P, P, Y_REQ, ROLE["hit"] if hit else ROLE["miss"],
-                       f"{step}" if is_presenting() else f"{step}. {what}", dark=True, fs=9)
+            if step <= upto:  # a projector: the step number alone; the legend keys the colour
+                _block(ax, i * P, P, lay.request, ROLE["hit"] if hit else ROLE["miss"],
+                       brief(ax, f"{step}. {what}", f"{step}"), dark=True, fs=9)
                 if step == upto:
-                    _frame(ax, i * P, P, Y_REQ)
+                    _frame(ax, i * P, P, lay.request)
                 continue
-        _block(ax, i * P, P, Y_REQ, ROLE["empty"],
-               "not\nwalked" if i > s1 and not is_presenting() else "", fs=8)
+        _block(ax, i * P, P, lay.request, ROLE["empty"], "not\nwalked" if i > s1 else "", fs=8)
     if n > full * P:
-        _block(ax, full * P, n - full * P, Y_REQ, "white", "tail", hatch="///", fs=8)
+        _block(ax, full * P, n - full * P, lay.request, "white", "tail", hatch="///", fs=8)
     return step
 
 
@@ -97,13 +134,13 @@ def _frame(ax, x0: float, w: float, y: float) -> None:
                            ec=ROLE["reference"], lw=2.4, zorder=6))
 
 
-def _stage2_row(ax, r, step: int, upto: int, words: list[str]) -> int:
+def _stage2_row(ax, r, lay: Rows, step: int, upto: int, words: list[str]) -> int:
     """Stage 2, one step per boundary checked, drawn up to step `upto`; returns the last step."""
     P, lk, n = r.block_tokens, r.lookup, r.request_tokens
     s1, b = lk.stage1_blocks, lk.boundary_blocks
     if s1 == 0:
         if step <= upto:
-            ax.text(0, Y_STAGE2, "no block matched: stage 2 has no boundary to check",
+            ax.text(0, lay.stage2, "no block matched: stage 2 has no boundary to check",
                     ha="left", va="center", fontsize=9, color=ROLE["annotation"])
         return step
     for j in range(s1, max(b, 1) - 1, -1):
@@ -115,42 +152,37 @@ def _stage2_row(ax, r, step: int, upto: int, words: list[str]) -> int:
         if step > upto:
             continue
         colour = ROLE["hit"] if usable else STATUS_COLOUR[st]
-        ax.plot([j * P], [Y_STAGE2], "o" if usable else "s", ms=10 if usable else 7,
+        ax.plot([j * P], [lay.stage2], "o" if usable else "s", ms=10 if usable else 7,
                 color=colour, mfc=colour if usable or st != E.NOT_READY else "white", zorder=5)
         if step == upto:
-            ax.plot([j * P], [Y_STAGE2], "o", ms=17, mfc="none", mec=ROLE["reference"], mew=2.2,
+            ax.plot([j * P], [lay.stage2], "o", ms=17, mfc="none", mec=ROLE["reference"], mew=2.2,
                     zorder=6)
         word = "resume\nhere ✓" if usable else STATUS_WORD[st]
-        label = f"{step}. {word}"
-        if is_presenting():  # boundaries a block apart: the marker's colour is the status
-            label = f"{step}. resume" if usable else f"{step}"
-        right = is_presenting() and usable  # "n. resume" reads leftwards, clear of step n-1
-        ax.text(j * P + (12 if right else 0), Y_STAGE2 - 0.22, label,
-                ha="right" if right else "center", va="top",
-                fontsize=8 if is_presenting() else 9,
+        # a projector: boundaries a block apart, the marker's colour says the status
+        label = brief(ax, f"{step}. {word}", f"{step}\nresume" if usable else f"{step}")
+        ax.text(j * P, lay.stage2 - 0.22, label, ha="center", va="top", fontsize=9,
                 fontweight="bold" if usable else "normal")
     if b < s1 and step <= upto:
-        ax.annotate("", xy=(max(b, 0) * P, Y_STAGE2 + 0.28), xytext=(s1 * P, Y_STAGE2 + 0.28),
+        ax.annotate("", xy=(max(b, 0) * P, lay.stage2 + 0.28), xytext=(s1 * P, lay.stage2 + 0.28),
                     arrowprops={"arrowstyle": "-|>", "color": ROLE["annotation"], "lw": 1.2})
-        ax.text((s1 + max(b, 0)) * P / 2, Y_STAGE2 + 0.34, "back off", ha="center", va="bottom",
+        ax.text((s1 + max(b, 0)) * P / 2, lay.stage2 + 0.34, "back off", ha="center", va="bottom",
                 fontsize=9)
     if b == 0 and step <= upto:
-        ax.text(0, Y_STAGE2 - 0.22, "start:\nno state", ha="center", va="top", fontsize=9,
+        ax.text(0, lay.stage2 - 0.22, "start:\nno state", ha="center", va="top", fontsize=9,
                 color=ROLE["miss"], fontweight="bold")
     return step
 
 
-def _outcome(ax, r) -> None:
+def _outcome(ax, r, lay: Rows) -> None:
     n, reused = r.request_tokens, r.reused_tokens
-    present = is_presenting()  # 8 pt, and more room needed inside the bar
-    fs = 8 if present else 9
+    fs = 9
     if reused:
         ax.add_patch(Rectangle((0, Y_OUT - H / 2), reused, H, facecolor=ROLE["hit"], lw=0))
         ax.text(reused / 2, Y_OUT, f"reused {reused} tokens", ha="center", va="center",
                 fontsize=fs, color="white", fontweight="bold")
     ax.add_patch(Rectangle((reused, Y_OUT - H / 2), n - reused, H, facecolor=ROLE["neutral"],
                            lw=0))
-    inside = n - reused >= (260 if present else 150)  # room for the label inside the bar
+    inside = n - reused >= lay.inside  # room for the label inside the bar
     ax.text((reused + n) / 2, Y_OUT if inside else Y_OUT - H / 2 - 0.05,
             f"computed {n - reused} tokens", ha="center", va="center" if inside else "top",
             fontsize=fs, color="white" if inside else "black", fontweight="bold")
@@ -177,61 +209,49 @@ def prefix_lookup(checkpoint_every: int, preset: str, step: int = MAX_LOOKUP_STE
     # at the run's last step or past it, the whole run: the same figure, with no step framed
     upto = step if step < lookup_steps(checkpoint_every, preset) else MAX_LOOKUP_STEPS + 1
     words: list[str] = []
-    present = is_presenting()  # short row names and title, fewer ticks, one legend row
-    with lab_figure(5.2) as fig:
+    lay = arranged(ROWS_AT, PROJECTOR_ROWS)
+    with lab_figure(5.2, look=LOOK) as fig:
         ax = fig.subplots()
-        _cached_row(ax, r)
-        total = _stage2_row(ax, r, _request_row(ax, r, upto, words), upto, words)
+        _cached_row(ax, r, lay)
+        total = _stage2_row(ax, r, lay, _request_row(ax, r, lay, upto, words), upto, words)
         done = step >= total
         if done:
-            _outcome(ax, r)
+            _outcome(ax, r, lay)
             shown = f"steps 1-{total} of {total}: all"
             below = _why(r)
         else:
             shown = f"steps 1-{step} of {total}"
             below = f"Step {step}: {words[step - 1]}.\nThe prefill is decided after step {total}."
-        rows = (("cache", "stage 1", "stage 2", "prefill") if present else
-                ("in the cache:\nthe earlier prompt", "stage 1: walk the\nrequest's blocks",
-                 "stage 2: back off\nto a ready group", "the prefill"))
-        for y, label in zip((Y_CACHE, Y_REQ, Y_STAGE2, Y_OUT), rows, strict=True):
+        for y, label in zip((lay.cache, lay.request, lay.stage2, Y_OUT), ROWS, strict=True):
             ax.text(-14, y, label, ha="right", va="center", fontsize=9, fontweight="bold")
         xmax = max(r.request_tokens, r.cached_full_blocks * P) + 8
-        why = ax.text(-170 if present else 0, Y_OUT - (0.85 if present else 0.72), below,
-                      ha="left", va="top", fontsize=8 if present else 9,
-                      linespacing=1.3 if present else 1.5)
-        if present:  # full width, wrapped at the canvas edge: it must not narrow the plot
-            why.set_in_layout(False)
+        why = ax.text(lay.why_x, Y_OUT - lay.why_dy, below, ha="left", va="top", fontsize=9,
+                      linespacing=lay.linespacing)
+        why.set_in_layout(lay.in_layout)  # a projector's: full width, wrapped at the canvas edge
         ax.set_xlim(-170, xmax)
-        ax.set_ylim(Y_OUT - (2.2 if present else 1.25), Y_CACHE + 1.05)
-        ax.set_xticks(range(0, xmax, 2 * P if present else P))
+        ax.set_ylim(Y_OUT - lay.room, lay.cache + 1.05)
+        ax.set_xticks(range(0, xmax, P))
         ax.set_yticks([])
         ax.grid(False)
         ax.spines["left"].set_visible(False)
-        if present:  # the matched and resumed blocks are in the words below the rows
-            ax.set_xlabel(f"token position (one block = {P} tokens)")
-            ax.set_title(f"“{preset}”, k = {checkpoint_every}, {shown}", fontsize=10, pad=26)
-        else:
-            ax.set_xlabel(f"token position (one block = {P} tokens = one MLA page per MLA "
-                          f"layer)")
-            ax.set_title(f"“{preset}”, a group every {checkpoint_every} block(s), {shown}"
-                         + (f": stage 1 matched {lk.stage1_blocks} blocks, stage 2 resumes at "
-                            f"block {lk.boundary_blocks}" if done else ""), fontsize=10, pad=26)
+        # a projector: the matched and resumed blocks are in the words below the rows
+        ax.set_xlabel(brief(ax, f"token position (one block = {P} tokens = one MLA page per MLA "
+                            "layer)", f"token position (one block = {P} tokens)"))
+        ax.set_title(brief(ax, f"“{preset}”, a group every {checkpoint_every} block(s), {shown}"
+                           + (f": stage 1 matched {lk.stage1_blocks} blocks, stage 2 resumes "
+                              f"at block {lk.boundary_blocks}" if done else ""),
+                           f"“{preset}”, k = {checkpoint_every}, {shown}"), fontsize=10, pad=26)
         handles = [
             Line2D([], [], marker="s", ls="", mfc=ROLE["kda"], mec=ROLE["kda"],
-                   label="ready group" if present else "complete, ready group"),
+                   label="complete, ready group"),
             Line2D([], [], marker="D", ls="", mfc=ROLE["rejected"], mec=ROLE["rejected"],
-                   label="partial" if present else "partial group"),
+                   label="partial group"),
             Line2D([], [], marker="X", ls="", mfc=ROLE["miss"], mec=ROLE["miss"],
-                   label="evicted" if present else "evicted group"),
-            Patch(facecolor=ROLE["mla"], alpha=0.3, edgecolor=ROLE["mla"],
-                  label="cached" if present else "cached block"),
+                   label="evicted group"),
+            Patch(facecolor=ROLE["mla"], alpha=0.3, edgecolor=ROLE["mla"], label="cached block"),
         ]
-        if present:
-            handles += [Patch(color=ROLE["hit"], label="hit"),
-                        Patch(color=ROLE["miss"], label="miss")]
         ax.legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0),
-                  ncols=len(handles), fontsize=8 if present else 9, borderaxespad=0.2,
-                  handlelength=1.2 if present else None, columnspacing=1.0 if present else None)
+                  ncols=len(handles), fontsize=9, borderaxespad=0.2)
         ax.tick_params(labelsize=9)
     metrics = {
         "preset": preset,

@@ -134,12 +134,20 @@ def _strictly_inside(x: float, y: float, box: Bbox) -> bool:
     return box.x0 + s < x < box.x1 - s and box.y0 + s < y < box.y1 - s
 
 
+def _within(e: Bbox, box: Bbox) -> bool:
+    s = BOX_SLACK_PX
+    return box.x0 - s <= e.x0 and e.x1 <= box.x1 + s and box.y0 - s <= e.y0 and e.y1 <= box.y1 + s
+
+
 def out_of_box(figure: Figure, drawn: list[Drawn]) -> list[tuple[Drawn, Bbox]]:
-    """The texts written on a plot (or the figure) that leave the box they are written in: the
-    smallest visible patch of the same panel whose inside holds the text's anchor."""
+    """The texts written on a plot (or the figure) that leave the box they are written in (the
+    smallest visible patch of the same panel whose inside holds the text's anchor), or that
+    run over the edge of another box of that panel (a bar, a card, a cell: shading too faint
+    to hide anything aside)."""
     out = []
     for owner in (*figure.axes, figure):
-        boxes = [b for p in owner.patches if (b := _box(p)) is not None and b.width * b.height]
+        boxes = [b for p in owner.patches if (b := _box(p)) is not None and b.width * b.height
+                 and (_opacity(p) >= TRANSLUCENT or p.get_linewidth() > 0)]
         if not boxes:
             continue
         written = {id(t) for t in owner.texts}
@@ -148,12 +156,14 @@ def out_of_box(figure: Figure, drawn: list[Drawn]) -> list[tuple[Drawn, Bbox]]:
                 continue
             x, y = _anchor(d)
             holders = [b for b in boxes if _strictly_inside(x, y, b)]
-            if not holders:
+            home = min(holders, key=lambda b: b.width * b.height) if holders else None
+            if home is not None and not _within(d.extent, home):
+                out.append((d, home))
                 continue
-            box = min(holders, key=lambda b: b.width * b.height)
-            e, s = d.extent, BOX_SLACK_PX
-            if e.x0 < box.x0 - s or e.x1 > box.x1 + s or e.y0 < box.y0 - s or e.y1 > box.y1 + s:
-                out.append((d, box))
+            crossed = [b for b in boxes if b is not home and not _within(d.extent, b)
+                       and min(_overlap(d.extent, b)) > BOX_SLACK_PX]
+            if crossed:
+                out.append((d, crossed[0]))
     return out
 
 
