@@ -4,6 +4,7 @@ python app.py                      # the lab at http://127.0.0.1:7860
 python app.py --export DIR         # every tab's default figures to PNG + metrics JSON, no server
 python app.py --export DIR --only model,paging_pack   # just these tabs or figures
 python app.py --export DIR --sheet  # also SVGs and DIR/index.html, a contact sheet for review
+python app.py --check              # verify this install before class: prints what is wrong
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tabs.ui import CLASS_CONCURRENCY, RUN_CONCURRENCY, build_tab  # noqa: E402
 from tabs.warm import warm_in_background  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parent / "assets"
+CLASS_GUIDE = ASSETS / "class_guide.md"  # also linked from the README
 # The page's text face: "Lab Sans" is Gradio's bundled Source Sans Pro with a complete bold
 # (assets/page.css says why); then the system's.
 FONT = ("Lab Sans", "ui-sans-serif", "system-ui", "sans-serif")
@@ -76,6 +78,9 @@ def build_app(class_engine: bool = False) -> gr.Blocks:
             for button, target in b.opens.items():
                 button.click(lambda t=target: gr.Tabs(selected=t), None, [tabs], queue=False,
                              show_progress="hidden", api_visibility="private")
+        with gr.Accordion("Class guide for the lecturer: install, a 50-minute route, the "
+                          "limits of one laptop", open=False, elem_id="class-guide"):
+            gr.Markdown(CLASS_GUIDE.read_text(encoding="utf-8"))
         wire_page_load(demo, tabs, note, built, toggle, presenting)
     return demo
 
@@ -130,6 +135,21 @@ def export(out_dir: Path, only: str | None = None, sheet: bool = False) -> list[
     return written
 
 
+def preflight(host: str, port: int) -> int:
+    """--check: every check of tabs/preflight.py, printed as it finishes; 0 when all pass."""
+    import time
+
+    from tabs.preflight import run_checks, show
+
+    t0 = time.perf_counter()
+    results = run_checks(host, port, say=show)
+    bad = [c.name for c in results if not c.ok]
+    print(f"{len(results) - len(bad)} of {len(results)} checks passed in "
+          f"{time.perf_counter() - t0:.0f} s" + (f"; fix: {', '.join(bad)}" if bad else
+                                                  ": ready for class"), flush=True)
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
@@ -139,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
                     "index.html contact sheet (lessons, figures, baseline differences)")
     ap.add_argument("--only", metavar="IDS", help="with --export: comma-separated tab ids or "
                     "figure names (default: every figure)")
+    ap.add_argument("--check", action="store_true", help="verify this install before class "
+                    "(imports, the model's sha256 manifest, one figure against its baseline, "
+                    "the port free), print what is wrong and how to fix it, and exit")
     ap.add_argument("--class", dest="class_engine", action="store_true",
                     help="serve the whole class from one engine: every page's Generate joins "
                     "one batch (each page sees only its own text, and the room's counts)")
@@ -159,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: --host {args.host} serves the lab to other machines on the network; "
               "it has no login. Use 127.0.0.1 (the default) unless you mean it.",
               file=sys.stderr, flush=True)
+    if args.check:
+        return preflight(args.host, args.port)
     if args.export is not None:
         written = export(args.export, args.only, args.sheet)
         print(f"{sum(p.suffix == '.png' for p in written)} figures exported to {args.export}")
