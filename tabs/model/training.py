@@ -7,7 +7,7 @@ import numpy as np
 
 from core.experiments.shipped import record
 from core.model.corpus import DOMAINS
-from tabs.figure import FigureResult, Projector, brief, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 
 # (eval.json key, label, line style, colour): the model first, then baselines weakest last.
@@ -51,12 +51,13 @@ def _domains(ax, summary: dict) -> np.ndarray:
     y = np.arange(len(rows))
     for j, (_, name, _, colour) in enumerate(SERIES):
         ax.barh(y + (j - 1.5) * h, vals[:, j], h, color=colour, label=name)
-        if j == 0:
-            for yi, v in zip(y, vals[:, 0], strict=True):
-                ax.text(v, yi - 1.5 * h, f" {v:.2f}", va="center", fontsize=7)
+        if j == 0:  # a projector's larger text: after the group's longest bar, in its colour
+            for yi, v, top in zip(y, vals[:, 0], vals.max(1), strict=True):
+                ax.text(*arranged((v, yi - 1.5 * h), (top, yi)), f" {v:.2f}", va="center",
+                        fontsize=7, color=arranged(None, colour))
     ax.set_yticks(y, [brief(ax, f"{r}\n{per[r]['bytes']:,} B", r) for r in rows], fontsize=7.5)
     ax.invert_yaxis()
-    ax.set_xlim(0, 7)
+    ax.set_xlim(0, arranged(7, 8))
     ax.set_xlabel("held-out bits per byte (lower is better)")
     ax.set_title("Per domain: model vs baselines", fontsize=10)
     ax.legend(loc="lower right", fontsize=7)
