@@ -9,11 +9,17 @@ from core.fleet.metrics import load_stats
 from core.fleet.ring_arrays import keyspace_shares, ring_view, route_counts, session_array
 from core.fleet.spread import noise_floor_cv, rule_of_thumb_cv
 from core.fleet.spread_arrays import session_sweep, share_sweep
-from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, snap_layout
 from tabs.palette import ROLE
 
 EXACT = "#0072B2"  # this ring's exact keyspace shares
 SAMPLED = "#56B4E9"  # this ring's routed sessions (shares plus sampling noise)
+# A projector: one legend below both panels, in short words; shorter titles and axis labels
+LOOK = Projector(
+    words={"vnodes per cluster V (log scale)": "vnodes per cluster V",
+           "CV of load across clusters (std / mean)": "CV of load (std / mean)",
+           "max / mean load (hottest cluster)": "hottest / mean load"},
+    legends="below")
 
 
 def _mark(ax, v: int, y: float, color: str) -> None:
@@ -29,7 +35,7 @@ def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> F
     this = share_sweep(clusters, SWEEP_V, (seed,))
     floor = noise_floor_cv(clusters, sessions)
     v = np.array(SWEEP_V, dtype=float)
-    with lab_figure(4.0) as fig:
+    with lab_figure(4.0, look=LOOK) as fig:
         left, right = fig.subplots(1, 2)
         for ax, band, mine, counted_sweep, now_exact, now_counted in (
             (left, sweep.cv, this.cv[0], routed.cv, share.cv, counted.cv),
@@ -40,11 +46,15 @@ def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> F
             jitter = 2.0 ** np.linspace(-0.18, 0.18, len(DRAWS))  # (D,)
             ax.scatter((v[None, :] * jitter[:, None]).ravel(), band.ravel(), s=7, lw=0,
                        color=ROLE["neutral"], alpha=0.7, zorder=2,
-                       label=f"each of {len(DRAWS)} ring draws")
+                       label=brief(ax, f"each of {len(DRAWS)} ring draws",
+                                   f"{len(DRAWS)} ring draws"))
             ax.plot(v, band.mean(axis=0), color=ROLE["neutral"], lw=1.2, label="mean of draws")
-            ax.plot(v, mine, "-", color=EXACT, label=f"draw {seed}: keyspace shares (exact)")
+            ax.plot(v, mine, "-", color=EXACT,
+                    label=brief(ax, f"draw {seed}: keyspace shares (exact)",
+                                f"draw {seed}: exact shares"))
             ax.plot(v, counted_sweep, ":", color=SAMPLED, lw=1.8,
-                    label=f"draw {seed}: {sessions:,} sessions routed")
+                    label=brief(ax, f"draw {seed}: {sessions:,} sessions routed",
+                                f"draw {seed}: {sessions:,} sessions"))
             _mark(ax, vnodes, now_exact, EXACT)
             _mark(ax, vnodes, now_counted, SAMPLED)
             ax.axvline(vnodes, color=ROLE["annotation"], lw=0.8)
@@ -57,15 +67,18 @@ def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> F
         rule = [rule_of_thumb_cv(x) for x in SWEEP_V]
         left.plot(v, rule, "--", color=ROLE["reference"], lw=1.2, label="rule: 1/√V")
         left.axhline(floor, color=ROLE["annotation"], ls="-.", lw=1,
-                     label=f"sampling floor √((N-1)/S) = {floor:.3f}")
+                     label=brief(left, f"sampling floor √((N-1)/S) = {floor:.3f}",
+                                 f"sampling floor {floor:.3f}"))
         left.set_yscale("log")
         left.set_ylim(0.005, 2)
         left.set_yticks([0.01, 0.03, 0.1, 0.3, 1], ["0.01", "0.03", "0.1", "0.3", "1"])
         left.minorticks_off()
         left.set_ylabel("CV of load across clusters (std / mean)")
-        left.set_title(f"Skew falls as 1/√V: CV {share.cv:.2f} at V = {vnodes}")
-        left.text(SEED_VNODES * 0.93, 0.02, f"naive design: V = {SEED_VNODES}",
-                  color=ROLE["rejected"], fontsize=7, ha="right",
+        left.set_title(brief(left, f"Skew falls as 1/√V: CV {share.cv:.2f} at V = {vnodes}",
+                             f"CV {share.cv:.2f} at V = {vnodes}"))
+        # a projector: right of its line, clear of the y tick labels
+        left.text(SEED_VNODES * arranged(0.93, 1.07), 0.02, f"naive design: V = {SEED_VNODES}",
+                  color=ROLE["rejected"], fontsize=7, ha=arranged("right", "left"),
                   transform=left.get_xaxis_transform())
         left.legend(loc="upper right", fontsize=7)
         right.axhline(1, color=ROLE["reference"], lw=1, ls="--", label="perfectly even")
@@ -74,7 +87,8 @@ def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> F
         k = SWEEP_V.index(vnodes) if vnodes in SWEEP_V else None
         spread = (f"; draws {sweep.max_over_mean[:, k].min():.2f}-"
                   f"{sweep.max_over_mean[:, k].max():.2f}×" if k is not None else "")
-        right.set_title(f"Hottest at V = {vnodes}: {share.max_over_mean:.2f}× mean" + spread)
+        right.set_title(brief(right, f"Hottest at V = {vnodes}: {share.max_over_mean:.2f}× mean"
+                              + spread, f"Hottest: {share.max_over_mean:.2f}× mean" + spread))
         right.legend(loc="upper right", fontsize=7)
     snap_layout(fig)
     metrics = {
