@@ -226,6 +226,11 @@ def test_a_preset_sets_the_controls_and_redraws(page, app_url):
         arg=[f"#{fig.name}-plot [data-testid=matplotlib] img", default_src],
         timeout=30_000,
     )
+    # Reset leaves no preset named over the defaults: the selector and its sentence clear
+    page.wait_for_function(
+        "([sel, why]) => document.querySelector(sel).value === ''"
+        " && !document.querySelector(why).innerText.trim()",
+        arg=[f"#{tab.id}-preset input", f"#{tab.id}-preset-why"], timeout=10_000)
 
 
 def test_dark_preference_still_shows_the_light_lab(page, app_url):
