@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from core.experiments.fleet_ring import REMOVED, SWEEP_V
 from core.fleet.spread_arrays import removal_sweep, removal_view
-from tabs.figure import FigureResult, is_presenting, lab_figure, snap_layout
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, snap_layout
 from tabs.fleet_ring.common import cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
@@ -19,6 +20,10 @@ CHECK = {True: "✓", False: "✗"}
 BOTTOM, HEIGHT, RIGHT = 0.1114, 0.8299, 0.9854
 LEFT0, GAP0, DIGIT = 0.0334, 0.0394, 0.007
 RATIO = 1.1
+# A projector: one legend below both panels (the room the bars kept for theirs goes to the
+# bars), shorter titles and axis labels, the count alone in c0's empty bar
+LOOK = Projector(words={"vnodes per cluster V (log scale)": "vnodes per cluster V"},
+                 legends="below")
 
 
 def _tick_chars(ax: Axes) -> int:
@@ -28,7 +33,8 @@ def _tick_chars(ax: Axes) -> int:
     return max(len(s) for s in ax.yaxis.get_major_formatter().format_ticks(ticks))
 
 
-def _place(bars: Axes, sweep: Axes) -> None:
+def _place(fig: Figure) -> None:
+    bars, sweep = fig.axes
     left = LEFT0 + DIGIT * _tick_chars(bars)
     gap = GAP0 + DIGIT * _tick_chars(sweep)
     w2 = (RIGHT - left - gap) / (1 + RATIO)
@@ -43,13 +49,9 @@ def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> 
     colors = cluster_colors(clusters)
     fair = sessions / clusters
     receivers = r.receivers
-    with lab_figure(4.0) as fig:
-        present = is_presenting()
-        if present:
-            bars, sweep = fig.subplots(1, 2, gridspec_kw={"width_ratios": [RATIO, 1.0]})
-        else:  # fixed margins (placed below): constrained layout was ~40% of a redraw
-            fig.set_layout_engine("none")
-            bars, sweep = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
+    # normal mode: fixed margins (_place): constrained layout was ~40% of a redraw
+    with lab_figure(4.0, look=LOOK, place=_place) as fig:
+        bars, sweep = fig.subplots(1, 2, gridspec_kw={"width_ratios": [RATIO, 1.0]})
         x = np.arange(clusters)
         kept = np.where(x == REMOVED, 0, r.before)
         bars.bar(x, kept, color=colors, width=0.75, edgecolor="white")
@@ -57,19 +59,24 @@ def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> 
                  hatch="///", label=f"from c{REMOVED} (cold cache)")
         bars.bar([REMOVED], [r.before[REMOVED]], color="none", width=0.75, ls="--",
                  edgecolor=colors[REMOVED], lw=1.2, label=f"c{REMOVED} before removal")
-        bars.text(REMOVED, r.before[REMOVED] * 0.5, f"{int(r.after[REMOVED])}\nrouted\nhere",
+        bars.text(REMOVED, r.before[REMOVED] * 0.5,
+                  brief(bars, f"{int(r.after[REMOVED])}\nrouted\nhere", f"{int(r.after[REMOVED])}"),
                   ha="center", va="center", fontsize=7, color=ROLE["reference"])
         bars.axhline(fair, color=ROLE["reference"], ls=":", lw=1, label="fair share S/N")
-        ymax = max(float((kept + r.gained).max()), float(r.before.max())) * 1.5
+        ymax = max(float((kept + r.gained).max()), float(r.before.max())) * arranged(1.5, 1.1)
         bars.set_ylim(0, ymax)
         bars.set_xlim(-0.6, clusters - 0.4)
         bars.set_xticks(x, cluster_labels(clusters), fontsize=8 if clusters <= 12 else 7)
-        bars.set_xlabel(f"cluster (only c{REMOVED}'s sessions moved {CHECK[r.only_removed_moved]}, "
-                        f"{r.to_old_secondary:.0%} to their old secondary)")
+        bars.set_xlabel(brief(
+            bars, f"cluster (only c{REMOVED}'s sessions moved {CHECK[r.only_removed_moved]}, "
+            f"{r.to_old_secondary:.0%} to their old secondary)",
+            f"only c{REMOVED}'s moved {CHECK[r.only_removed_moved]}, "
+            f"{r.to_old_secondary:.0%} to old secondary"))
         bars.set_ylabel(f"sessions (of {sessions:,})")
         # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
-        bars.set_title(f"Remove c{REMOVED}: {r.moved:,} sessions move to {receivers} of "
-                       f"{clusters - 1} clusters", y=1.0)
+        bars.set_title(brief(bars, f"Remove c{REMOVED}: {r.moved:,} sessions move to "
+                             f"{receivers} of {clusters - 1} clusters",
+                             f"Remove c{REMOVED}: {r.moved:,} sessions move"), y=1.0)
         proxy = Patch(color=ROLE["neutral"], label="kept its own")
         bars.legend(handles=[proxy, *bars.get_legend_handles_labels()[0]], loc="upper left",
                     ncols=2)
@@ -94,8 +101,6 @@ def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> 
         sweep.set_title(f"Moved {r.moved_fraction:.1%} ≈ c{REMOVED}'s {r.removed_share:.1%} share",
                         y=1.0)
         sweep.legend(loc="upper right")
-        if not present:
-            _place(bars, sweep)
     snap_layout(fig)
     metrics = {
         "removed": REMOVED,
