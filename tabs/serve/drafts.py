@@ -10,9 +10,12 @@ from matplotlib.ticker import MaxNLocator
 
 from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.units import KIB, fmt_bytes
+
+# A projector: the key under both panels (over the bars it would cover the tallest).
+LOOK = Projector(legends="below")
 
 
 def _bars(ax, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str,
@@ -32,8 +35,8 @@ def _bars(ax, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str
 def draw_drafts(snap: ServeSnapshot) -> FigureResult:
     steps = np.array(snap.steps, dtype=int).reshape(-1, 2)  # [passes, (drafted, accepted)]
     drafted, accepted = steps[:, 0], steps[:, 1]
-    with lab_figure(3.0) as fig:
-        ax, bx = fig.subplots(1, 2, width_ratios=[2.2, 1])
+    with lab_figure(3.0, look=LOOK) as fig:
+        ax, bx = fig.subplots(1, 2, width_ratios=arranged([2.2, 1], [1.9, 1]))
         if len(steps) == 0:
             for a in (ax, bx):
                 a.set_axis_off()
@@ -53,15 +56,16 @@ def draw_drafts(snap: ServeSnapshot) -> FigureResult:
         rate = accepted.sum() / max(drafted.sum(), 1)
         ax.set_title(f"{accepted.sum()} of {drafted.sum()} drafts accepted ({100 * rate:.0f}%), "
                      f"{len(snap.text)} bytes in {len(steps)} passes", loc="left")
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: whole bytes, passes
+        ax.xaxis.set_major_locator(MaxNLocator("auto", integer=True, steps=[1, 2, 2.5, 5, 10]))
         ax.set_ylim(0, drafted.max() + 1.6)
         ax.legend(loc="upper left", frameon=False, fontsize=9, ncol=2)
         held = [snap.replay_bytes / len(steps) / KIB, snap.snapshot_bytes / len(steps) / KIB]
         bx.bar([0, 1], held, color=[ROLE["replay"], ROLE["snapshot"]])
-        bx.set_xticks([0, 1], ["replay inputs", "snapshots"])
+        bx.set_xticks([0, 1], [brief(bx, "replay inputs", "replay"), "snapshots"])
         for i, v in enumerate(held):
             bx.text(i, v, fmt_bytes(v * KIB), ha="center", va="bottom", fontsize=9)
-        bx.set_ylabel("KiB per verify pass (mean)")
+        bx.set_ylabel(brief(bx, "KiB per verify pass (mean)", "KiB per pass (mean)"))
         bx.set_title("Held for rollback", loc="left")
         bx.set_ylim(0, max(held) * 1.2 + 1)
     return FigureResult(fig, {"verify_passes": len(steps), "drafted": int(drafted.sum()),
