@@ -25,6 +25,7 @@ FUTURE = (0.985, 0.985, 0.985)  # steps after the shown token: not drawn yet
 KIND_LETTER = {"prefetch": "P", "consume": "G", "warm": "W"}
 GRID = {"height_ratios": [3.2, 1], "left": 0.075, "right": 0.79, "top": 0.9, "bottom": 0.13,
         "hspace": 0.3}
+PRESENT_RATIOS = [2.6, 1]  # projector: the events panel keeps room for its larger text
 ID_PT = 8.5  # expert ids in the cells: at most this size (points) ...
 ID_FILL = 0.5 / 0.72  # ... and at most this fraction of a cell's width
 WINDOW_LABEL_PT = 15.84  # a window narrower than this (points) gets no "w3" label
@@ -58,7 +59,7 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
     present = is_presenting()
     with lab_figure(6.0) as fig:
         if present:  # projector text: constrained layout, the legend in rows above the map
-            ax, ev = fig.subplots(2, 1, sharex=True, height_ratios=GRID["height_ratios"])
+            ax, ev = fig.subplots(2, 1, sharex=True, height_ratios=PRESENT_RATIOS)
             axes_pt = fig.get_figwidth() * 72 * 0.9  # the plot spans about the whole width
         else:
             fig.set_layout_engine("none")  # fixed margins: constrained layout costs 100s of ms
