@@ -8,12 +8,16 @@ from matplotlib.colors import ListedColormap
 from core.experiments.fleet_ring import EXAMPLE_KEY, ring_layout
 from core.fleet.metrics import load_stats
 from core.fleet.spread import rule_of_thumb_cv
-from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.figure import FigureResult, Projector, brief, lab_figure, shorten, snap_layout
 from tabs.fleet_ring.common import cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
 ARC_BINS = 2048  # angular resolution of the drawn arcs (0.18 degrees); shares are exact
 TWO_PI = 2 * np.pi
+# A projector: the legend below both panels, off the bars (the axis's 3x fair share is too
+# little room for it at a projector's size when one cluster owns most of the ring); the
+# smaller ring holds only its point count, the example session is named under it
+LOOK = Projector(legends="below")
 
 
 def _theta(positions: np.ndarray) -> np.ndarray:
@@ -26,7 +30,7 @@ def fleet_ring_layout(vnodes: int, clusters: int, sessions: int, seed: int) -> F
     primary, secondary, arc_owner = lay.primary, lay.secondary, lay.arc_owner
     colors = cluster_colors(clusters)
     fair = 100.0 / clusters
-    with lab_figure(4.6) as fig:
+    with lab_figure(4.6, look=LOOK) as fig:
         gs = fig.add_gridspec(1, 2, width_ratios=[1.0, 1.25])
         ring = fig.add_subplot(gs[0], projection="polar")
         bars = fig.add_subplot(gs[1])
@@ -48,11 +52,13 @@ def fleet_ring_layout(vnodes: int, clusters: int, sessions: int, seed: int) -> F
         ring.set_xticks(np.arange(4) * TWO_PI / 4, ["0", "¼", "½", "¾"])
         ring.grid(False)
         ring.spines["polar"].set_visible(False)
-        ring.text(0, 0, f"{view.points.size} points\n\n● session-{EXAMPLE_KEY}:\n"
-                  f"c{primary}, then c{secondary}", ha="center", va="center",
-                  transform=ring.transData)
-        ring.set_xlabel(f"{clusters} clusters × {vnodes} vnodes, clockwise from 0")
-        ring.set_title(f"Ring, draw {seed}: arcs by owner", pad=14)
+        shorten(ring.text(0, 0, f"{view.points.size} points\n\n● session-{EXAMPLE_KEY}:\n"
+                          f"c{primary}, then c{secondary}", ha="center", va="center",
+                          transform=ring.transData), f"{view.points.size}\npoints")
+        ring.set_xlabel(brief(ring, f"{clusters} clusters × {vnodes} vnodes, clockwise from 0",
+                              f"● session-{EXAMPLE_KEY}: c{primary}, then c{secondary}"))
+        ring.set_title(brief(ring, f"Ring, draw {seed}: arcs by owner",
+                             f"{clusters} clusters × {vnodes} vnodes"), pad=14)
 
         x = np.arange(clusters)
         pct = shares * 100
