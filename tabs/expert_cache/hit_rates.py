@@ -44,8 +44,11 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
                     label += "\n(<0)"
                 ax.text(i, 102, label, ha="center", va="bottom", fontsize=FS, fontweight="bold",
                         color=ROLE["miss"], linespacing=0.9)
-            elif not win.requests:
-                ax.text(i, 3, "no gets", ha="center", va="bottom", fontsize=FS, rotation=90,
+            elif not win.requests:  # presenting: texts wrap, which anchors a rotated text
+                # at its ha end, so the note starts at its bottom end and reads up
+                ax.text(i, 3, "no gets", ha="left" if present else "center",
+                        va="center" if present else "bottom", fontsize=FS, rotation=90,
+                        rotation_mode="anchor" if present else "default",
                         color=ROLE["annotation"])
         clamped = any(v.stats.aggregate_clamped for v in ws)
         labels = (("naive: hits − prefetch reads", "exact: resident hits",
@@ -62,7 +65,7 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
         ax.bar(x + w / 2, pre, w, bottom=res, color=PREFETCHED, label=labels[2])
         ax.set_xticks(x, [f"w{i}" for i in x])
         ax.set_xlim(-0.6, len(ws) - 0.4)
-        ax.set_ylim(0, 118)
+        ax.set_ylim(0, 130 if present else 118)  # projector: room for "−n\n(<0)" above 100
         ax.set_yticks(range(0, 101, 25))
         ax.set_ylabel("% of gets" if present else "% of the window's gets")
         ax.set_xlabel("counter window" if present
