@@ -9,7 +9,7 @@ import numpy as np
 from core.experiments.fleet_sim import DOWN_S, FAIL_CLUSTER, fleet_run
 from core.fleet.bakeoff import pareto_front
 from core.fleet.routers import ROUTERS
-from tabs.figure import FigureResult, lab_figure, snap_layout
+from tabs.figure import FigureResult, Projector, brief, lab_figure, snap_layout
 from tabs.fleet_sim.common import ROUTER_MARKERS
 from tabs.palette import ROLE
 
@@ -18,6 +18,18 @@ PICKED = "#0072B2"
 X_LIM = (0.1, 20.0)  # default P95 axis; it widens (never clips) when a router falls outside
 NICE = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
         10_000)
+# A projector: the routers' legend below both panels, in short words; shorter titles and
+# axis labels
+LOOK = Projector(
+    words={"dominated: another router is better on both": "dominated",
+           "P95 TTFT of admitted short requests (s, log)  ← better":
+               "short P95 TTFT (s, log)  ← better",
+           "prefix-cache token hit rate (%)  ↑ better": "hit rate (%)  ↑ better",
+           "Pareto: hit rate vs short P95 TTFT (black edge: on the front)":
+               "Pareto (black edge: on the front)",
+           "CV of requests served per cluster  ← more even": "CV per cluster  ← more even",
+           "Load balance over the run": "Load balance"},
+    legends="below")
 
 
 def x_limits(p95: np.ndarray) -> tuple[float, float]:
@@ -44,7 +56,7 @@ def fleet_sim_bakeoff(rate: int, fail_at: int, router: str, seed: int) -> Figure
     slo = np.array([runs[r].summary.overall.slo_attainment * 100 for r in ROUTERS])
     front = pareto_front(p95, hit)
     x_lim = x_limits(p95)
-    with lab_figure(4.2) as fig:
+    with lab_figure(4.2, look=LOOK) as fig:
         pareto, loads = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
         grid = np.geomspace(x_lim[0], x_lim[1], 400)
         reach = [hit[front & (p95 <= g)].max(initial=0.0) for g in grid]
@@ -58,8 +70,9 @@ def fleet_sim_bakeoff(rate: int, fail_at: int, router: str, seed: int) -> Figure
             pareto.plot(p95[i], hit[i], MARKERS[r], ms=12 if picked else 8,
                         color=PICKED if picked else ROLE["neutral"],
                         mec=ROLE["reference"] if front[i] else "white", mew=1.5,
-                        label=f"{r}: SLO met {slo[i]:.0f}%" + ("  (picked)" if picked else "")
-                        + no_p95)
+                        label=brief(pareto, f"{r}: SLO met {slo[i]:.0f}%"
+                                    + ("  (picked)" if picked else "") + no_p95,
+                                    f"{r}: SLO {slo[i]:.0f}%" + (" (no P95)" if no_p95 else "")))
         pareto.set_xscale("log")
         pareto.set_xlim(*x_lim)
         ticks = [v for v in NICE if x_lim[0] <= v <= x_lim[1]]
@@ -79,7 +92,8 @@ def fleet_sim_bakeoff(rate: int, fail_at: int, router: str, seed: int) -> Figure
                    height=0.6)
         for i, r in enumerate(ROUTERS):
             mx = runs[r].summary.load.max_over_mean
-            loads.text(cv[i] + 0.01, i, f"{cv[i]:.2f}  (max {mx:.2f}× mean)", va="center",
+            loads.text(cv[i] + 0.01, i, brief(loads, f"{cv[i]:.2f}  (max {mx:.2f}× mean)",
+                                              f"{cv[i]:.2f} (max {mx:.2f}×)"), va="center",
                        fontsize=7)
         loads.set_yticks(y, list(ROUTERS), fontsize=8)
         loads.invert_yaxis()
