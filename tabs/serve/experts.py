@@ -9,8 +9,12 @@ from matplotlib.patches import Patch, Rectangle
 
 from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
+
+# A projector: no key (the title names the colour and the outline): the rows keep the height
+# of a count written in them.
+LOOK = Projector(legends="hide")
 
 
 def draw_experts(snap: ServeSnapshot) -> FigureResult:
@@ -19,7 +23,7 @@ def draw_experts(snap: ServeSnapshot) -> FigureResult:
     hits, misses = np.array(snap.hits), np.array(snap.misses)
     gets = hits + misses
     rate = np.divide(hits, gets, out=np.zeros(L), where=gets > 0)
-    with lab_figure(3.6) as fig:
+    with lab_figure(3.6, look=LOOK) as fig:
         ax, bx = fig.subplots(1, 2, width_ratios=[2.2, 1])
         ax.imshow(held, cmap=ListedColormap([ROLE["empty"], ROLE["hit"]]), vmin=0, vmax=1,
                   aspect="auto", interpolation="nearest")
@@ -32,16 +36,19 @@ def draw_experts(snap: ServeSnapshot) -> FigureResult:
         ax.set_yticks(range(L))
         ax.set_xlabel("routed expert")
         ax.set_ylabel("layer")
-        ax.set_title(f"{int(held.sum())} of {L * E} experts resident; outlined: the last "
-                     "position's", loc="left")
+        title = f"{int(held.sum())} of {L * E} experts resident"
+        ax.set_title(brief(ax, f"{title}; outlined: the last position's",
+                           f"{title} (green); outlined: the last position's"), loc="left")
         ax.legend(handles=[Patch(color=ROLE["hit"], label="resident"),
                            Patch(facecolor="white", edgecolor=ROLE["reference"], lw=2,
                                  label="used by the last position routed")],
                   loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
         bx.barh(range(L), 100 * rate, color=ROLE["hit"])
         bx.barh(range(L), 100 * (1 - rate), left=100 * rate, color=ROLE["miss"])
-        for layer in range(L):
-            bx.text(2, layer, f"{hits[layer]}/{gets[layer]}", va="center", fontsize=8,
+        for layer in range(L):  # a projector's larger count: in the longer of the two bars
+            hit = rate[layer] >= 0.5
+            bx.text(arranged(2, 2 if hit else 98), layer, f"{hits[layer]}/{gets[layer]}",
+                    ha=arranged("left", "left" if hit else "right"), va="center", fontsize=8,
                     color="white")
         bx.set_ylim(L - 0.5, -0.5)
         bx.set_yticks(range(L))
