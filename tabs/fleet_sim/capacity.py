@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from core.experiments.fleet_sim import DOWN_S, FAIL_AT, FAIL_CLUSTER, RATES, SEED, capacity_sweeps
 from core.fleet.routers import ROUTERS
-from tabs.figure import FigureResult, is_presenting, lab_figure, snap_layout
+from tabs.figure import FigureResult, Projector, arranged, lab_figure, snap_layout
 from tabs.fleet_sim.common import ROUTER_COLORS, ROUTER_MARKERS
 from tabs.palette import ROLE
 
@@ -26,6 +27,21 @@ LOAD_TOP = 2.0  # prefill-load axis top; larger loads sit on the edge (none at t
 # sweep is computed once), so the layout is the same at every rate and router.
 RECTS = ((0.0544, 0.1061, 0.3216, 0.838), (0.4346, 0.1061, 0.2474, 0.838),
          (0.7465, 0.1061, 0.2474, 0.838))
+# A projector: both legends as one below the panels (the line styles, then the routers), in
+# shorter words; shorter titles and axis labels
+LOOK = Projector(
+    words={"Goodput: requests on time per second": "Goodput",
+           "goodput (requests / s on time)": "requests / s on time",
+           "prefix-cache token hit rate (%)": "token hit rate (%)",
+           "prefill load (1 = every slot always busy)": "load (1 = all busy)",
+           "arrival rate (requests / s)": "arrival rate (req / s)",
+           "saturated: queues only grow": "saturated"},
+    legends="below")
+
+
+def _place(fig: Figure) -> None:
+    for ax, rect in zip(fig.axes, RECTS, strict=True):
+        ax.set_position(rect)
 
 
 def _style(router: str, picked: str) -> dict[str, object]:
@@ -38,12 +54,9 @@ def _style(router: str, picked: str) -> dict[str, object]:
 def fleet_sim_capacity(rate: int, router: str) -> FigureResult:
     healthy, failed = capacity_sweeps()
     x = np.array(RATES, dtype=float)
-    with lab_figure(4.2) as fig:
-        if is_presenting():
-            good, hits, load = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 1, 1]})
-        else:  # fixed margins: constrained layout was ~40% of a redraw
-            fig.set_layout_engine("none")
-            good, hits, load = (fig.add_axes(rect) for rect in RECTS)
+    # normal mode: fixed margins (_place): constrained layout was ~40% of a redraw
+    with lab_figure(4.2, look=LOOK, place=_place) as fig:
+        good, hits, load = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 1, 1]})
         good.plot(x, healthy.offered_rps, color=ROLE["neutral"], lw=5, alpha=0.35, zorder=1,
                   label="offered (all on time)")
         for r in ROUTERS:
@@ -68,7 +81,9 @@ def fleet_sim_capacity(rate: int, router: str) -> FigureResult:
         # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
         good.set_title("Goodput: requests on time per second", y=1.0)
         style_legend = [
-            Line2D([], [], color=ROLE["neutral"], lw=5, alpha=0.35, label="offered"),
+            # a projector's short handle: its thick line's caps kept off the label
+            Line2D([], [], color=ROLE["neutral"], lw=5, alpha=0.35, label="offered",
+                   solid_capstyle=arranged("projecting", "butt")),
             Line2D([], [], color=ROLE["annotation"], ls="-", label="no failure"),
             Line2D([], [], color=ROLE["annotation"], ls=(0, (3, 2)),
                    label=f"c{FAIL_CLUSTER} down {FAIL_AT}-{FAIL_AT + DOWN_S:g} s"),
