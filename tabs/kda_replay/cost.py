@@ -10,16 +10,19 @@ size, without and with the conv row both schemes keep. One convention throughout
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.transforms import ScaledTranslation
 
 from core.dims import K3
 from core.experiments.kda_replay import k3_bytes, toy_bytes
 from core.speculative import held_saving
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, is_presenting, lab_figure
 from tabs.kda_replay.common import CONVENTION, DRAFTS, k3_label, toy_label
 from tabs.palette import ROLE
 
 WIDTHS = np.array([8, 16, 32, 64, 128, 256])
+SAME_LINE = 0.6  # presenting: lines closer than this (log2) at γ's end share one name
+LOOK = Projector(legends="below")  # the right panel's two points keyed under the panels
 
 
 def _state_over_record(b) -> float:
@@ -49,8 +52,16 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str, present: bool) -> dict
               label=f"bytes held, {toy_name}")
     i = int(np.flatnonzero(DRAFTS == draft_len)[0])
     left.axvline(draft_len, color=ROLE["annotation"], lw=0.8)
-    left.annotate(f"{k3_held[i]:.1f}×", (draft_len, k3_held[i]), xytext=(-30, 6),
-                  textcoords="offset points", fontsize=8.5, color=ROLE["replay"])
+    if present:  # the value by the γ line's foot, clear of the lines' names at the right end
+        left.plot([draft_len], [k3_held[i]], "o", color=ROLE["replay"], ms=6)
+        right_half = draft_len > (DRAFTS[0] + DRAFTS[-1]) / 2
+        left.text(draft_len, 0.03, f"K3: {k3_held[i]:.1f}×", ha="right" if right_half else "left",
+                  va="bottom", color=ROLE["replay"],
+                  transform=left.get_xaxis_transform() + ScaledTranslation(
+                      -4 / 72 if right_half else 4 / 72, 0, left.figure.dpi_scale_trans))
+    else:
+        left.annotate(f"{k3_held[i]:.1f}×", (draft_len, k3_held[i]), xytext=(-30, 6),
+                      textcoords="offset points", fontsize=8.5, color=ROLE["replay"])
     lo, hi = 1.0, per_pos * 2.5
     left.set_yscale("log", base=2)
     left.set_ylim(lo, hi)
@@ -60,11 +71,16 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str, present: bool) -> dict
     left.set_ylabel("snapshot ÷ replay")
     if present:
         left.set_title("Whole bill vs per position", loc="left")
+        held_lines = ((k3_held[-1], "held, K3", ROLE["replay"], "below"),
+                      (toy_held[-1], "held, toy", ROLE["replay"], "below"))
+        if abs(np.log2(k3_held[-1] / toy_held[-1])) < SAME_LINE:  # one name for both lines
+            same = abs(k3_held[-1] / toy_held[-1] - 1) < 0.005
+            held_lines = ((min(k3_held[-1], toy_held[-1]),
+                           "held, K3 = toy" if same else "held, K3 and toy", ROLE["replay"],
+                           "below"),)
         _label_lines(left, DRAFTS[-1], (
             (per_pos, f"per position {per_pos:.1f}×", ROLE["snapshot"], "above"),
-            (ceiling[-1], "ceiling 1 + γ", ROLE["reference"], "above"),
-            (k3_held[-1], "held, K3", ROLE["replay"], "below"),
-            (toy_held[-1], "held, toy", ROLE["replay"], "below")))
+            (ceiling[-1], "ceiling 1 + γ", ROLE["reference"], "above"), *held_lines))
     else:
         left.set_title("Memory saved: whole bill vs per position", loc="left")
         left.legend(loc="lower right", fontsize=7.5)
@@ -79,15 +95,14 @@ def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str, present: bool) -> No
     right.plot(d2, bare, "s-", color=ROLE["snapshot"], label="S ÷ record (k, v, g, β)")
     right.plot(d2, conv, "o--", color=ROLE["replay"],
                label="(S + conv row) ÷ (record + conv row)")
+    points = []
     for b, marker, name, dd in ((toy, "D", toy_name, dk * dv),
                                 (k3, "*", k3_label(), K3.kda.dk * K3.kda.dv)):
         r0, r1 = _state_over_record(b), b.per_position_ratio
         color = ROLE["accepted"] if marker == "D" else ROLE["reference"]
-        right.plot([dd, dd], [r1, r0], marker, color=color, ms=8 if marker == "D" else 12,
-                   label=f"{name}: {r0:.1f}× / {r1:.1f}×")
-        if present:
-            right.annotate(name.split(" ")[0], (dd, r1), xytext=(0, -8),
-                           textcoords="offset points", ha="center", va="top", color=color)
+        points += right.plot([dd, dd], [r1, r0], marker, color=color,
+                             ms=8 if marker == "D" else 12,
+                             label=name if present else f"{name}: {r0:.1f}× / {r1:.1f}×")
     right.set_xscale("log", base=2)
     right.set_yscale("log", base=2)
     lo, hi = min(conv + [toy.per_position_ratio]) / 1.4, max(bare) * 1.4
@@ -105,7 +120,8 @@ def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str, present: bool) -> No
                        color=ROLE["snapshot"])
         right.annotate("+ conv row", (d2[mid], conv[mid]), xytext=(6, -6),
                        textcoords="offset points", ha="left", va="top", color=ROLE["replay"])
-        return
+        right.legend(handles=points)  # the toy and K3 keyed below (LOOK): wherever the toy
+        return  # sits, no name of it lands on another
     right.set_xlabel(f"d_k · d_v ({CONVENTION})", fontsize=8.5)
     right.set_ylabel("snapshot ÷ replay, per position")
     right.set_title("Per position the ratio grows with the state", loc="left")
@@ -115,7 +131,7 @@ def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str, present: bool) -> No
 def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResult:
     toy, k3 = toy_bytes(heads, dk, dv), k3_bytes()
     name = toy_label(heads, dk, dv)
-    with lab_figure(4.0) as fig:
+    with lab_figure(4.0, look=LOOK) as fig:
         left, right = fig.subplots(1, 2)
         present = is_presenting()
         held = _saving(left, draft_len, k3, toy, name, present)
