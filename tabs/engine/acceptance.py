@@ -10,8 +10,17 @@ from matplotlib.ticker import FixedLocator, PercentFormatter
 from core.experiments.engine import sweep
 from core.experiments.scenes import GAMMAS
 from tabs.engine.common import KIND_STYLE
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
+
+# A projector: the prompt kinds' key under both panels, shorter words; the notes on the chosen
+# gamma stay out of the layout (in it, one near the right edge squeezed its panel to nothing).
+LOOK = Projector(words={
+    "draft length gamma (most bytes drafted per verify pass)": "draft length gamma",
+    "Acceptance falls as the guesses get longer": "Longer drafts: less accepted",
+    "Yet each pass yields more bytes": "Yet more bytes per pass",
+    "bytes generated per verify pass (mean)": "bytes per verify pass (mean)",
+    "plain greedy: 1 byte per pass": "plain greedy: 1 byte"}, legends="below")
 
 
 def _hero(ax, gamma: int) -> None:
@@ -24,7 +33,7 @@ def _hero(ax, gamma: int) -> None:
 def engine_acceptance(draft_len: int, kind: str) -> FigureResult:
     sw, g = sweep(), draft_len
     metrics: dict[str, float | int | str] = {"draft_len": g, "kind": kind, "n_new": sw.n_new}
-    with lab_figure(4.0) as fig:
+    with lab_figure(4.0, look=LOOK) as fig:
         acc_ax, bpp_ax = fig.subplots(1, 2)
         for k in sw.kinds:
             color, marker = KIND_STYLE[k]
@@ -50,20 +59,34 @@ def engine_acceptance(draft_len: int, kind: str) -> FigureResult:
         acc_ax.legend(title="prompt kind", loc="lower left", ncol=3)
         top = max(max(sw.series(k, "bytes_per_verify_pass")) for k in sw.kinds)
         bpp_ax.axhline(1.0, color=ROLE["neutral"], lw=1.0, ls=":")
-        bpp_ax.text(GAMMAS[-1] + 0.3, 1.04, "plain greedy: 1 byte per pass", ha="right",
+        bpp_ax.text(*arranged((GAMMAS[-1] + 0.3, 1.04), (GAMMAS[0] - 0.3, 1.04)),
+                    "plain greedy: 1 byte per pass", ha=arranged("right", "left"),
                     va="bottom", fontsize=8, color=ROLE["annotation"])
         bpp_ax.set_ylim(0, top * 1.2)
         bpp_ax.set_ylabel("bytes generated per verify pass (mean)")
         bpp_ax.set_title("Yet each pass yields more bytes")
         r = sw.run(kind, g)
-        acc_ax.annotate(f"{kind}, gamma {g}: {r.accepted} of {r.drafted}",
-                        (g, r.acceptance), xytext=(8, 10), textcoords="offset points",
-                        fontsize=8, color=ROLE["annotation"])
-        bpp_ax.annotate(f"{kind}, gamma {g}: {r.bytes_per_verify_pass:.2f} bytes per pass\n"
-                        f"({len(r.passes)} passes for {sw.n_new - 1} bytes)",
-                        (g, r.bytes_per_verify_pass), xytext=(g + 0.15, 0.3),
-                        textcoords="data",
-                        fontsize=8, color=ROLE["annotation"],
-                        arrowprops=dict(arrowstyle="-", color=ROLE["annotation"], lw=0.6))
+        right = g > (GAMMAS[0] + GAMMAS[-1]) / 2  # a projector: its note on the roomier side
+        notes = (acc_ax.annotate(brief(acc_ax, f"{kind}, gamma {g}: {r.accepted} of "
+                                       f"{r.drafted}", f"{kind}: {r.accepted} of {r.drafted}"),
+                                 (g, r.acceptance),
+                                 xytext=arranged((8, 10), (-8 if right else 8, 10)),
+                                 textcoords="offset points", ha=arranged("left", "right" if right
+                                                                         else "left"),
+                                 fontsize=8, color=ROLE["annotation"]),
+                 bpp_ax.annotate(brief(bpp_ax, f"{kind}, gamma {g}: {r.bytes_per_verify_pass:.2f}"
+                                       f" bytes per pass\n({len(r.passes)} passes for "
+                                       f"{sw.n_new - 1} bytes)",
+                                       f"{kind}: {r.bytes_per_verify_pass:.2f} bytes per pass"),
+                                 (g, r.bytes_per_verify_pass),
+                                 xytext=arranged((g + 0.15, 0.3),
+                                                 (g - 0.15 if right else g + 0.15, 0.3)),
+                                 textcoords="data", ha=arranged("left", "right" if right
+                                                                else "left"),
+                                 fontsize=8, color=ROLE["annotation"],
+                                 arrowprops=dict(arrowstyle="-", color=ROLE["annotation"],
+                                                 lw=0.6)))
+        for note in notes:
+            note.set_in_layout(arranged(True, False))
     metrics["same_text_as_plain_greedy"] = True  # SpecSweep.of raises otherwise
     return FigureResult(fig, metrics)
