@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from core.experiments.prefix_spacing import sweep
 from core.experiments.scenes import SHARED, SPACINGS
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
 from tabs.palette import ROLE
+
+# A projector: the staircase's key below both panels (over the plot it covers the steps).
+LOOK = Projector(legends="below")
 
 
 def _staircase(ax, sw, k: int) -> None:
@@ -31,8 +34,8 @@ def _staircase(ax, sw, k: int) -> None:
     ax.set_yticks(ticks)
     ax.set_xlabel("tokens the request shares with the cached prompt")
     ax.set_ylabel("tokens reusable (not recomputed)")
-    ax.set_title(f"The staircase: steps of {sw.block_tokens} × {k} = {sw.block_tokens * k} "
-                 f"tokens")
+    steps = f"steps of {sw.block_tokens} × {k} = {sw.block_tokens * k} tokens"
+    ax.set_title(brief(ax, f"The staircase: {steps}", steps.capitalize()))
     ax.legend(loc="upper left", fontsize=7.5)
 
 
@@ -46,25 +49,33 @@ def _tradeoff(ax, sw, k: int) -> None:
                 color=ROLE["hit"] if me else ROLE["kda"], mec=ROLE["reference"] if me else "none",
                 zorder=3)
         odd = p.checkpoint_every % 2  # odd k labelled on the left: equal pages do not collide
-        ax.annotate(f"k={p.checkpoint_every}", (p.group_pages, p.mean_reusable),
-                    xytext=(-7 if odd else 7, -3), textcoords="offset points", fontsize=7.5,
-                    ha="right" if odd else "left", va="center",
-                    fontweight="bold" if me else "normal")
+        # a projector labels the chosen k and the two ends (k = 1 under its point, at the right)
+        first = p.checkpoint_every == SPACINGS[0]
+        label = ax.annotate(f"k={p.checkpoint_every}", (p.group_pages, p.mean_reusable),
+                            xytext=arranged((-7 if odd else 7, -3),
+                                            (0, -10) if first else (-7 if odd else 7, -3)),
+                            textcoords="offset points", fontsize=7.5,
+                            ha=arranged("right" if odd else "left",
+                                        "center" if first else "right" if odd else "left"),
+                            va=arranged("center", "top" if first else "center"),
+                            fontweight="bold" if me else "normal")
+        if not (me or first or p.checkpoint_every == SPACINGS[-1]):
+            shorten(label, "")
     ceiling = sum(sw.points[0].matched) / len(sw.shared)
     ax.axhline(ceiling, color=ROLE["mla"], ls=":", lw=1.2)
-    ax.text(5, ceiling + 6, "stage 1's mean (every boundary usable)", fontsize=7,
-            color=ROLE["mla"])
-    ax.set_xlim(-10, max(xs) * 1.12)
+    ax.text(arranged(5, -50), ceiling + 6, brief(ax, "stage 1's mean (every boundary usable)",
+                                                 "stage 1's mean"), fontsize=7, color=ROLE["mla"])
+    ax.set_xlim(arranged(-10, -60), max(xs) * 1.12)  # a projector: room for a label on the left
     ax.set_ylim(0, ceiling * 1.25)
     ax.set_xlabel(f"pages held by checkpoint groups (pool: {sw.pool_pages} pages)")
-    ax.set_ylabel("mean tokens reusable over the probes")
-    ax.set_title("Memory vs reuse, one point per spacing k")
+    ax.set_ylabel(brief(ax, "mean tokens reusable over the probes", "mean tokens reusable"))
+    ax.set_title(brief(ax, "Memory vs reuse, one point per spacing k", "Memory vs reuse"))
 
 
 def prefix_spacing(checkpoint_every: int) -> FigureResult:
     sw, k = sweep(), checkpoint_every
     pt = sw.point(k)
-    with lab_figure(4.3) as fig:
+    with lab_figure(4.3, look=LOOK) as fig:
         left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
         _staircase(left, sw, k)
         _tradeoff(right, sw, k)
