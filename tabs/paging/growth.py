@@ -3,12 +3,15 @@ grow, KDA page groups do not), and the pages in use at every length up to the sl
 
 from __future__ import annotations
 
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
 from core.experiments.paging import growth, stored
 from core.experiments.scenes import MAX_TOKENS, POOL_PAGES
 from core.model.manifest import shipped_dims as dims
 from core.paging.ledger import toy_geometry
 from core.paging.pool import PageKind
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
 from tabs.glyphs import labels as glyph_labels
 from tabs.palette import ROLE
 
@@ -18,6 +21,24 @@ SHORT = {"conv tail": "conv"}
 # length and page size: labels keep their widths, the legend its place). Constrained layout cost
 # ~1/3 of a redraw; presenting keeps it (projector text needs the room found afresh).
 POS = {"table": (0.07628, 0.51185, 0.75319, 0.45359), "curve": (0.07628, 0.06553, 0.75319, 0.34892)}
+CURVE_TITLE = "Pages in use at every length: one step per page boundary, in every MLA layer"
+
+
+def _look(cross: int | None) -> Projector:
+    """A projector: the curve's legend below the panels (its colours key the table's too), the
+    crossover's dot keyed there instead of annotated over the lines; shorter titles and labels,
+    page ids alone in the cells (larger)."""
+    keys = () if cross is None else (
+        Line2D([], [], ls="none", marker="o", ms=5, color=ROLE["mla"],
+               label=f"MLA > KDA from {cross} tokens"),)
+    return Projector(words={CURVE_TITLE: "Pages in use at every length"}, legends="below",
+                     keys=keys)
+
+
+def _place(fig: Figure) -> None:
+    table, curve = fig.axes
+    table.set_position(POS["table"])
+    curve.set_position(POS["curve"])
 
 
 def _label(what: str) -> str:
@@ -28,6 +49,7 @@ def _label(what: str) -> str:
 def _table(ax, s, cols: int) -> None:
     kinds = s.layer_kinds
     text = cols <= 16
+    size = arranged(6.5, 8.0) if text else 5.5
     first = {k: kinds.index(k) for k in set(kinds)}  # roles are labelled on one row per kind
     labels = {"white": ([], []), "black": ([], [])}  # colour: (positions, texts)
     for layer in range(len(kinds)):
@@ -43,13 +65,14 @@ def _table(ax, s, cols: int) -> None:
             xy, words = labels["white" if cell.fill == 1.0 else "black"]
             if text:
                 role = f"\n{_label(cell.what)}" if first[kinds[layer]] == layer else ""
+                role = arranged(role, "")  # a projector: one line fits a cell
                 xy.append((c + 0.5, layer))
                 words.append(f"p{cell.page}{role}")
             elif c in (0, len(cells) - 1):  # a long table: its ends only
                 xy.append((c + 0.5, layer))
                 words.append(f"{cell.page}")
     for colour, (xy, words) in labels.items():
-        glyph_labels(ax, xy, words, 6.5 if text else 5.5, colour)  # one collection (glyphs.py)
+        glyph_labels(ax, xy, words, size, colour)  # one collection (glyphs.py)
     ax.set_xlim(0, cols)
     ax.set_ylim(len(kinds) - 0.5, -0.5)
     ax.set_yticks(range(len(kinds)), [f"layer {i} {k.upper()}" for i, k in enumerate(kinds)])
@@ -74,18 +97,21 @@ def _curve(ax, g, seq_len: int, P: int) -> None:
     cross = g.mla_overtakes_kda
     if cross is not None:
         ax.plot([cross], [g.mla_pages[cross]], "o", color=ROLE["mla"], ms=5)
-        ax.annotate(f"MLA pages > KDA pages from {cross} tokens", (cross, g.mla_pages[cross]),
-                    xytext=(-40, 52), textcoords="offset points", fontsize=7.5, ha="center",
-                    arrowprops={"arrowstyle": "-", "color": ROLE["mla"], "lw": 0.8})
+        shorten(ax.annotate(f"MLA pages > KDA pages from {cross} tokens",
+                            (cross, g.mla_pages[cross]), xytext=(-40, 52),
+                            textcoords="offset points", fontsize=7.5, ha="center",
+                            arrowprops=arranged({"arrowstyle": "-", "color": ROLE["mla"],
+                                                 "lw": 0.8}, None)), "")
     ax.set_xlim(0, g.max_tokens)
     ax.set_ylim(0, POOL_PAGES * 1.08)
     ax.set_xticks(range(0, g.max_tokens + 1, 128))
     ax.vlines(range(P, g.max_tokens, P), 0, POOL_PAGES * 1.08, color=ROLE["grid"], lw=0.5,
               zorder=0)
     ax.set_yticks(range(0, POOL_PAGES + 1, 32))
-    ax.set_xlabel(f"sequence length (tokens); thin lines: page boundaries every P = {P}")
+    ax.set_xlabel(brief(ax, f"sequence length (tokens); thin lines: page boundaries every P = {P}",
+                        f"sequence length (tokens); a thin line every P = {P}"))
     ax.set_ylabel("pages in use")
-    ax.set_title("Pages in use at every length: one step per page boundary, in every MLA layer")
+    ax.set_title(CURVE_TITLE)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
@@ -96,19 +122,18 @@ def paging_growth(seq_len: int, tokens_per_page: int) -> FigureResult:
     mla_cells = s.layer_cells(dims().layer_kinds.index("mla"))
     mla_per_layer, last = len(mla_cells), round(mla_cells[-1].fill * P)
     nxt = mla_per_layer * P  # the table's capacity in tokens
-    with lab_figure(6.8) as fig:
-        if is_presenting():
-            table, curve = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.3, 1]})
-        else:
-            fig.set_layout_engine("none")
-            table, curve = fig.add_axes(POS["table"]), fig.add_axes(POS["curve"])
+    with lab_figure(6.8, look=_look(g.mla_overtakes_kda), place=_place) as fig:
+        table, curve = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.3, 1]})
         _table(table, s, cols)
-        table.set_title(f"The pool at length {seq_len}, P = {P} tokens per page: each layer's "
-                        f"pages (p = physical page id from the one free list)")
-        table.set_xlabel(f"blue: MLA latent pages; block i holds tokens [iP, iP + P), the last "
-                         f"holds {last} of {P} and token {nxt + 1} opens a new page in every "
-                         f"MLA layer\ngreen: KDA state pages (S in whole heads, conv tail), the "
-                         f"same at every length; pale: unused bytes of a page")
+        table.set_title(brief(table, f"The pool at length {seq_len}, P = {P} tokens per page: "
+                              f"each layer's pages (p = physical page id from the one free list)",
+                              f"The pool at length {seq_len}, P = {P}: physical page ids"))
+        table.set_xlabel(brief(
+            table, f"blue: MLA latent pages; block i holds tokens [iP, iP + P), the last "
+            f"holds {last} of {P} and token {nxt + 1} opens a new page in every "
+            f"MLA layer\ngreen: KDA state pages (S in whole heads, conv tail), the "
+            f"same at every length; pale: unused bytes of a page",
+            f"last MLA page holds {last} of {P}; token {nxt + 1} opens the next"))
         _curve(curve, g, seq_len, P)
     metrics = {
         "seq_len": seq_len,
