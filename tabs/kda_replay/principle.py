@@ -18,6 +18,7 @@ from tabs.kda_replay.common import CONVENTION, toy_label
 from tabs.palette import ROLE
 from tabs.units import KIB
 
+PRESENT_COLUMNS = 7  # presenting: a window drawn in at most this many columns (b.. and "…")
 PARTS = (  # bill component, colour role, legend label, its short form when presenting
     ("state", "snapshot", "whole states S", "states S"),
     ("raw", "replay", "raw records (k, v, g, β)", "raw records"),
@@ -62,8 +63,9 @@ def _bars(ax, bill, heads: int, dk: int, dv: int, present: bool) -> None:
             ax.bar(x0 + dx, h, width, bottom=bottom, color=ROLE[role],
                    alpha=0.85 if part != "conv" else 0.6, edgecolor="white", lw=0.6)
             bottom += h
-        for xi, total in zip(x0 + dx, bottom, strict=True):
-            ax.text(xi, total, f"{total:.1f}", ha="center", va="bottom", fontsize=8)
+        for xi, total in zip(x0 + dx, bottom, strict=True):  # presenting: whole KiB over
+            value = f"{total:.0f}" if present and total >= 100 else f"{total:.1f}"  # 100
+            ax.text(xi, total, value, ha="center", va="bottom", fontsize=8)
             if present:
                 continue
             ax.text(xi, -0.02, "snap" if k == 0 else "replay", ha="center", va="top",
@@ -83,20 +85,41 @@ def _bars(ax, bill, heads: int, dk: int, dv: int, present: bool) -> None:
                        for _, r, lab, short in PARTS], loc="upper right", fontsize=7.5)
 
 
+def _columns(w: int, accepted: int) -> list[int | None]:
+    """Presenting: the window's positions (1 = b) drawn as columns, at most PRESENT_COLUMNS;
+    a longer window keeps b, the first draft, the kept position, the first rejected one and
+    the last, None (an ellipsis) standing for each run left out."""
+    if w <= PRESENT_COLUMNS:
+        return list(range(1, w + 1))
+    keep = sorted({1, 2, accepted + 1, accepted + 2, w} & set(range(1, w + 1)))
+    out: list[int | None] = []
+    for i in keep:
+        if out and i - (out[-1] or 0) > 1:
+            out.append(None)
+        out.append(i)
+    return out
+
+
 def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float,
             present: bool) -> None:
     w = draft_len + 1
     names = ["b", *map(str, range(1, w))]
-    sk.set_xlim(-0.6, max(w, 5) + 0.6)
+    cols = _columns(w, accepted) if present else list(range(1, w + 1))
+    sk.set_xlim(-0.6, max(len(cols), 5) + 0.6)
     sk.set_ylim(-1.05, 2.05)
     sk.axis("off")
     _box(sk, 0, 1.1, "S", "white", ROLE["reference"])
     _box(sk, 0, -0.1, "S", "white", ROLE["reference"], lw=2)
-    for i, name in enumerate(names, start=1):
+    for x, i in enumerate(cols, start=1):
+        if i is None:  # positions left out (presenting a long window)
+            for y in (1.1, -0.1):
+                sk.text(x, y, "…", ha="center", va="center", fontsize=8)
+            continue
+        name = names[i - 1]
         ok = i <= accepted + 1
         edge = ROLE["accepted"] if ok else ROLE["rejected"]
-        _box(sk, i, 1.1, f"S{name}", "#FBE3D2", edge, lw=2.5 if i == accepted + 1 else 1)
-        _box(sk, i, -0.1, f"x{name}", "#D6E6F3", edge, lw=2 if ok else 1)
+        _box(sk, x, 1.1, f"S{name}", "#FBE3D2", edge, lw=2.5 if i == accepted + 1 else 1)
+        _box(sk, x, -0.1, f"x{name}", "#D6E6F3", edge, lw=2 if ok else 1)
     kept = names[accepted]
     if present:  # the same two facts in fewer words; the edge colours are in the lesson
         restore = f"copy S{kept}: read {snap_read / KIB:.1f} KiB" if snap_read else \
@@ -124,7 +147,8 @@ def kda_replay_principle(
     snap, rep = snapshot_outcome(b, draft_len, accepted), replay_outcome(b, draft_len, accepted)
     present = is_presenting()
     with lab_figure(4.1) as fig:
-        ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.2 if present else 1.45]})
+        ratios = [1.1, 1] if present else [1, 1.45]  # presenting: the bars' labels need room
+        ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": ratios})
         _bars(ax, bill, heads, dk, dv, present)
         ax.set_title(f"{'One step' if present else 'One verify step'}, n = {accepted} of "
                      f"γ = {draft_len}", loc="left")
