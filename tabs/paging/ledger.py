@@ -10,12 +10,17 @@ from matplotlib.ticker import NullLocator
 from core.paging.ledger import k3_geometry
 from core.paging.walkthrough import pages_crossover_tokens
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.units import GIB, KIB, MIB
 
 LENGTHS = np.unique(np.round(np.logspace(3, 6, 241)).astype(int))  # 1k .. 1M tokens
 MARKS = (1_000, 100_000, 1_000_000)
+# A projector: the ledger's legend below the panels in short words, the crossover noted under
+# the KDA line right of it (where no line runs), the page group's ends labelled alone, shorter
+# titles and labels
+LOOK = Projector(words={"  … in whole pages": "MLA in whole pages",
+                        "fraction of the page used": "page used"}, legends="below")
 
 
 def _bytes_panel(ax, geo) -> None:
@@ -24,18 +29,24 @@ def _bytes_panel(ax, geo) -> None:
     kda = geo.kda_bytes / GIB
     kda_paged = geo.kda_pages * geo.page_bytes / GIB
     ax.plot(LENGTHS, mla, color=ROLE["mla"],
-            label=f"MLA latents: {geo.n_mla} layers × {geo.mla_token_bytes:,} B per token")
+            label=brief(ax, f"MLA latents: {geo.n_mla} layers × {geo.mla_token_bytes:,} B per "
+                        "token", f"MLA latents ({geo.mla_token_bytes:,} B / token / layer)"))
     ax.plot(LENGTHS, mla_paged, color=ROLE["mla"], ls="--", lw=1.0, label="  … in whole pages")
     ax.axhline(kda, color=ROLE["kda"],
-               label=f"KDA state: {geo.n_kda} layers × (S + conv tail), any length")
+               label=brief(ax, f"KDA state: {geo.n_kda} layers × (S + conv tail), any length",
+                           "KDA state, any length"))
     ax.axhline(kda_paged, color=ROLE["kda"], ls="--", lw=1.0,
-               label=f"  … in pages: {geo.kda_pages} pages")
+               label=brief(ax, f"  … in pages: {geo.kda_pages} pages",
+                           f"KDA in pages: {geo.kda_pages}"))
     x = geo.crossover_tokens
     ax.axvline(x, color=ROLE["annotation"], ls=":", lw=1.2)
-    ax.annotate(f"crossover {x:,} tokens\n({pages_crossover_tokens(geo):,} in whole pages):\n"
-                "longer, the latents\noutweigh the KDA state",
-                (x, kda), xytext=(8, 28), textcoords="offset points", fontsize=8,
-                fontweight="bold", arrowprops={"arrowstyle": "-", "color": ROLE["annotation"]})
+    paged = pages_crossover_tokens(geo)
+    ax.annotate(brief(ax, f"crossover {x:,} tokens\n({paged:,} in whole pages):\n"
+                      "longer, the latents\noutweigh the KDA state",
+                      f"crossover {x:,} tokens\n({paged:,} in whole pages)"),
+                (x, kda), xytext=arranged((8, 28), (6, -12)), textcoords="offset points",
+                fontsize=8, fontweight="bold", va=arranged("baseline", "top"),
+                arrowprops={"arrowstyle": "-", "color": ROLE["annotation"]})
     ax.set_xscale("log")
     ax.set_yscale("log")
     lo, hi = 0.01, 100.0
@@ -46,7 +57,8 @@ def _bytes_panel(ax, geo) -> None:
     plain_log(ax.yaxis, lo, hi)
     ax.set_xlabel("sequence length (tokens, log)")
     ax.set_ylabel("GiB per sequence (log)")
-    ax.set_title(f"K3 ledger, one sequence, P = {geo.tokens_per_page} tokens per page")
+    ax.set_title(brief(ax, f"K3 ledger, one sequence, P = {geo.tokens_per_page} tokens per page",
+                       f"K3 ledger, one sequence, P = {geo.tokens_per_page}"))
     ax.legend(loc="upper left", fontsize=7.5)
 
 
@@ -61,8 +73,9 @@ def _group_panel(ax, geo) -> None:
                                edgecolor=ROLE["kda"], lw=0.9))
         ax.add_patch(Rectangle((i + 0.06, 0), 0.88, fill / geo.page_bytes,
                                facecolor=ROLE["kda"], alpha=0.55 if is_conv else 1.0, lw=0))
-        if n <= 14 or is_conv or i in (0, heads.pages - 1):
-            ax.text(i + 0.5, 1.04, ("conv" if n <= 14 else "c") if is_conv else f"{held}",
+        few = n <= arranged(14, 0)  # every page labelled (a projector: the ends alone)
+        if few or is_conv or i in (0, heads.pages - 1):
+            ax.text(i + 0.5, 1.04, ("conv" if few else "c") if is_conv else f"{held}",
                     ha="center", va="bottom", fontsize=7)
     ax.set_xlim(0, n)
     ax.set_ylim(0, 1.22)
@@ -71,17 +84,19 @@ def _group_panel(ax, geo) -> None:
     ax.grid(False)
     ax.set_ylabel("fraction of the page used")
     ax.set_title(f"One KDA layer: {n} pages")
-    ax.set_xlabel(f"pages of {geo.page_bytes / KIB:,.0f} KiB; numbers: whole heads held\n"
-                  f"S: {heads.H} heads × {heads.head_bytes / KIB:,.0f} KiB = "
-                  f"{geo.kda_state_bytes / MIB:,.0f} MiB = "
-                  f"{geo.kda_state_bytes / geo.page_bytes:.1f} pages → {heads.pages}\n"
-                  f"conv tail: {geo.kda_conv_bytes / KIB:,.0f} KiB → {conv_pages} page",
-                  fontsize=8)
+    ax.set_xlabel(brief(ax, f"pages of {geo.page_bytes / KIB:,.0f} KiB; numbers: whole heads "
+                        f"held\nS: {heads.H} heads × {heads.head_bytes / KIB:,.0f} KiB = "
+                        f"{geo.kda_state_bytes / MIB:,.0f} MiB = "
+                        f"{geo.kda_state_bytes / geo.page_bytes:.1f} pages → {heads.pages}\n"
+                        f"conv tail: {geo.kda_conv_bytes / KIB:,.0f} KiB → {conv_pages} page",
+                        f"numbers: heads held; S: "
+                        f"{geo.kda_state_bytes / geo.page_bytes:.1f} pages → {heads.pages}; "
+                        f"c: conv tail"), fontsize=8)
 
 
 def paging_ledger(k3_tokens_per_page: int) -> FigureResult:
     geo = k3_geometry(tokens_per_page=k3_tokens_per_page)
-    with lab_figure(4.4) as fig:
+    with lab_figure(4.4, look=LOOK) as fig:
         left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.0, 1]})
         _bytes_panel(left, geo)
         _group_panel(right, geo)
