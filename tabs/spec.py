@@ -110,6 +110,7 @@ class TabSpec:
     presets: tuple[Preset, ...] = ()
     more: tuple[str, ...] = ()  # secondary controls (seed, dtype, ...), folded in the UI
     route_after: str | None = None  # a figure after which a row of buttons opens every tab
+    folded: tuple[str, ...] = ()  # the tab's last figures, folded under "More figures" in the UI
 
     def __post_init__(self) -> None:
         """Reject a malformed tab at import with ParamError naming what is wrong (not assert:
@@ -144,6 +145,10 @@ class TabSpec:
                 src = next((x for x in self.controls if x.name == c.max_from), None)
                 need(isinstance(src, Slider),
                      f"tab {self.id}: {c.name}.max_from {c.max_from!r} must name a slider")
+        fig_names = [f.name for f in self.figures]
+        need(not self.folded or (tuple(fig_names[-len(self.folded):]) == self.folded
+                                 and len(self.folded) < len(fig_names)),
+             f"tab {self.id}: folded {self.folded} must be the tab's last figures, not all")
         need(self.route_after is None or self.route_after in {f.name for f in self.figures},
              f"tab {self.id}: route_after {self.route_after!r} names no figure of the tab")
         for f in self.figures:

@@ -348,10 +348,17 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                                      elem_classes=["run-status"])
                 run_text = gr.Markdown("Served when the tab opens.",
                                        elem_id=f"{tab.run.name}-text", elem_classes=["run-text"])
-            for fig in tab.figures:
+            shown = tab.figures[:len(tab.figures) - len(tab.folded)]
+            for fig in shown:
                 figures[fig.name] = _figure(fig)
                 if fig.name == tab.route_after and route:
                     opens |= _route(route, tab)
+            if tab.folded:
+                titles = "; ".join(f.title for f in tab.figures[len(shown):])
+                with gr.Accordion(f"More figures: {titles}", open=False,
+                                  elem_id=f"{tab.id}-more-figures"):
+                    for fig in tab.figures[len(shown):]:
+                        figures[fig.name] = _figure(fig)
             if tab.live is not None:
                 stale, measured = _build_live(tab.live, tab, comps)
             if tab.run is not None:

@@ -18,10 +18,11 @@ TAB = TabSpec(
                demo=16),
     ),
     figures=(
-        FigureSpec("model_architecture", "The model at a glance: layers, parameters, bytes vs K3",
-                   "tabs.model.architecture:model_architecture", ("layer",)),
+        # the hero's figure first: what the layer's experts do, then the layer's place
         FigureSpec("model_expert_usage", "Expert usage per domain, and specialisation per layer",
                    "tabs.model.usage:model_expert_usage", ("layer",)),
+        FigureSpec("model_architecture", "The model at a glance: layers, parameters, bytes vs K3",
+                   "tabs.model.architecture:model_architecture", ("layer",)),
         FigureSpec("model_sample", "A greedy sample, tinted by expert",
                    "tabs.model.sample:model_sample", ("layer", "domain", "sample_len")),
         FigureSpec("model_training", "Training curve against the baselines",

@@ -62,6 +62,7 @@ TAB = TabSpec(
     live=LiveSpec("routing_speed", "Modelled tokens/s, with compute measured live on this machine",
                   "tabs.routing.live:routing_speed", (*SETTING, "disk")),
     more=("alpha", "disk"),  # folded under "More controls"
+    folded=("routing_meters", "routing_residency", "routing_predictors"),  # 4 figures up front
     presets=(
         Preset("Swap the top expert too", "J = 0: nothing is sacred; watch the hit rate and "
                "the quality cost both jump.", {"J": 0}),

@@ -25,6 +25,8 @@ def _open(page, app_url: str, tab) -> None:
     """Open the lab on tab: its share link (with a dozen tabs, some sit in Gradio's overflow
     menu at the test's viewport, where a click on the tab button cannot reach them)."""
     page.goto(f"{app_url}?tab={tab.id}")
+    if tab.folded:  # Gradio mounts a folded figure when its accordion first opens
+        page.locator(f"#{tab.id}-more-figures").click()
 
 
 def _png(src: str) -> bytes:

@@ -49,6 +49,11 @@ BAD = {
          "figures": ()}, "a.max_from 'c' must name a slider"),
     "live name taken": ({"live": LiveSpec("f", "F", lambda **_: "", ("a",))},
                         "live f: the name is taken"),
+    "every figure folded": ({"folded": ("f",)}, "folded ('f',) must be the tab's last figures"),
+    "a middle figure folded": (
+        {"figures": (FigureSpec("f", "F", _draw, ("a",)), FigureSpec("g", "G", _draw, ("b",))),
+         "folded": ("f",)}, "folded ('f',) must be the tab's last figures"),
+    "route after no figure": ({"route_after": "zz"}, "route_after 'zz' names no figure"),
     "duplicate presets": ({"presets": (Preset("p", "", {}), Preset("p", "", {"a": 2}))},
                           "duplicate presets ['p']"),
 }
