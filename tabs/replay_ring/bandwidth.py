@@ -15,12 +15,13 @@ from core.experiments.replay_ring import session
 from core.speculative.bounds import K3_GATE_LOWER_BOUND, max_ring_for_gate, ring_schedule
 from core.speculative.session import Traffic, accepted_draws
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring import MAX_CAPACITY
 from tabs.replay_ring.common import fixed_ticks
 from tabs.units import GIB
 
+LOOK = Projector(legends="below")  # projector: one legend under both panels, off the data
 SHORT = {"snap_written": "snapshot: written", "snap_read": "snapshot: read",
          "raw_written": "ring: written", "raw_read": "ring: read"}  # presenting's legend
 SERIES = (  # field, label, colour role, line style
@@ -42,7 +43,7 @@ def _ledger(ax, cum: dict[str, np.ndarray], flushes: list[int],
     x = np.arange(steps + 1)
     for i, step in enumerate(flushes):
         ax.axvline(step, color=ROLE["neutral"], ls=":", lw=1.0,
-                   label=("flush" if present else "flush: the ring writes one state")
+                   label=("flush step" if present else "flush: the ring writes one state")
                    if i == 0 else None)
     for f, label, role, ls in SERIES:
         ax.plot(x, cum[f] / GIB, ls, color=ROLE[role], label=SHORT[f] if present else label,
@@ -84,10 +85,10 @@ def _bounds(ax, capacity: int, draft_len: int, draws: tuple[int, ...],
                f"(L − 1)·|lb| > 80 at lb = −{-K3_GATE_LOWER_BOUND:g}: a parallel\n"
                "replay's decay factors overflow fp32")
     ax.plot(Ls, replayed, "o-", ms=3, color=ROLE["replay"],
-            label="entries replayed" if present
+            label="replayed / token" if present
             else "entries replayed (each one H·d_k·d_v state update)")
     ax.plot(Ls, np.where(flushes > 0, flushes, np.nan), "s-", ms=3, color=ROLE["snapshot"],
-            label="flushes" if present else "flushes (each writes one whole state)")
+            label="flushes / token" if present else "flushes (each writes one whole state)")
     ax.axvline(capacity, color=ROLE["annotation"], lw=0.8)
     lo, hi = 0.001, 100.0  # no flush at all at some L: no point there (0 has no log)
     ax.set_xlim(Ls[0] - 0.5, Ls[-1] + 0.5)
@@ -115,7 +116,7 @@ def ring_bandwidth(capacity: int, draft_len: int, accept_rate: float, steps: int
     s = session(capacity, draft_len, accept_rate, steps, seed, dtype)
     k3 = _totals([r.k3 for r in s.steps])
     flushes = [i + 1 for i, r in enumerate(s.steps) if r.flushed]
-    with lab_figure(4.2) as fig:
+    with lab_figure(4.2, look=LOOK) as fig:
         left, right = fig.subplots(1, 2)
         present = is_presenting()
         k3_w, k3_r = _ledger(left, k3, flushes, present)
