@@ -11,12 +11,14 @@ from matplotlib.patches import Patch
 
 from core.experiments.routing import setting
 from core.routing.disk import disk as disk_preset
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, brief, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import ARM_NAMES
 from tabs.units import MIB
 
 FRACTION_WORDS = {8: "an eighth-size", 4: "a quarter-size", 2: "a half-size"}
+# routing_io on a projector: the bytes' key below both panels (over the bars it covers them).
+IO_LOOK = Projector(legends="below")
 
 
 def _bars(ax, title: str, ylabel: str) -> np.ndarray:
@@ -107,15 +109,17 @@ def _io(ax, arms, preset: str) -> dict[str, float]:
         pre = 1e3 * dk.seconds(r.prefetch_reads, r.prefetch_bytes) / r.positions
         ax.bar(x[i], dem, 0.6, color=ROLE["miss"])
         ax.bar(x[i], pre, 0.6, bottom=dem, color=ROLE["prefetch"], alpha=0.5)
-        ax.text(x[i], dem + pre, f"{dem:.2g} + {pre:.2g}" if pre else f"{dem:.2g}",
-                ha="center", va="bottom", fontsize=9)
+        total = f"{dem + pre:.0f}" if dem + pre >= 10 else f"{dem + pre:.2g}"
+        ax.text(x[i], dem + pre, brief(ax, f"{dem:.2g} + {pre:.2g}", total) if pre
+                else f"{dem:.2g}", ha="center", va="bottom", fontsize=9)  # a projector: the sum
         out[a] = dem
         out[f"{a}_prefetch"] = pre
         top = max(top, dem + pre)
     ax.set_ylim(0, 1.3 * top)
-    ax.set_xlabel(f"assumed {preset}: {dk.bandwidth / 1e9:g} GB/s, {dk.per_read * 1e6:g} µs a "
-                  f"read\ndark: demand (the token waits) · pale: prefetch (can hide behind "
-                  f"compute)", fontsize=8)
+    disk = f"{preset}: {dk.bandwidth / 1e9:g} GB/s, {dk.per_read * 1e6:g} µs a read"
+    ax.set_xlabel(brief(ax, f"assumed {disk}\ndark: demand (the token waits) · pale: prefetch "
+                        "(can hide behind compute)", f"{disk}\ndark: demand · pale: prefetch"),
+                  fontsize=8)
     return out
 
 
@@ -156,7 +160,7 @@ def routing_io(M: int, J: int, method: str, alpha: float, capacity: str,
     """What the arms read: bytes per token, and the disk time those reads would take."""
     s = setting(M, J, method, alpha, capacity)
     arms, sw = s.arms, s.sweep
-    with lab_figure(3.9) as fig:
+    with lab_figure(3.9, look=IO_LOOK) as fig:
         mb, io = fig.subplots(1, 2, sharex=True)
         _bytes(mb, arms)
         ms = _io(io, arms, disk)
