@@ -7,9 +7,11 @@ import numpy as np
 
 from core.experiments.replay_ring import session
 from core.speculative.oracles import SESSION_CHUNK, check_session, token_norms
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, is_presenting, lab_figure
 from tabs.palette import ROLE
 from tabs.replay_ring.common import fixed_ticks
+
+LOOK = Projector(legends="below")  # projector: the legend under the panels, off the flushes
 
 
 def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,
@@ -21,7 +23,7 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
     chunked_ok, flush_at, N = chk.chunked_within_tol, chk.flush_at, chk.tokens_committed
     restores_ok = chk.restores_exact == chk.restores
     present = is_presenting()
-    with lab_figure(3.8) as fig:
+    with lab_figure(3.8, look=LOOK) as fig:
         ax, txt = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6 if present else 2.4, 1]})
         pos = np.arange(N)
         ref_n, str_n = token_norms(o_ref), token_norms(s.outputs)
