@@ -21,6 +21,7 @@ SHORT = {"conv tail": "conv"}
 # length and page size: labels keep their widths, the legend its place). Constrained layout cost
 # ~1/3 of a redraw; presenting keeps it (projector text needs the room found afresh).
 POS = {"table": (0.07628, 0.51185, 0.75319, 0.45359), "curve": (0.07628, 0.06553, 0.75319, 0.34892)}
+MIN_COLS = 4
 CURVE_TITLE = "Pages in use at every length: one step per page boundary, in every MLA layer"
 
 
@@ -49,7 +50,7 @@ def _label(what: str) -> str:
 def _table(ax, s, cols: int) -> None:
     kinds = s.layer_kinds
     text = cols <= 16
-    size = arranged(6.5, 8.0) if text else 5.5
+    size = (arranged(9.0, 8.0) if cols <= 8 else arranged(6.5, 8.0)) if text else 5.5
     first = {k: kinds.index(k) for k in set(kinds)}  # roles are labelled on one row per kind
     labels = {"white": ([], []), "black": ([], [])}  # colour: (positions, texts)
     for layer in range(len(kinds)):
@@ -118,7 +119,9 @@ def _curve(ax, g, seq_len: int, P: int) -> None:
 def paging_growth(seq_len: int, tokens_per_page: int) -> FigureResult:
     P = tokens_per_page
     s, g, geo = stored(seq_len, P), growth(P), toy_geometry(dims(), P)
-    cols = -(-MAX_TOKENS // P)  # the widest MLA table this page size can need: a fixed x range
+    # as many columns as the longest row needs, and room for MIN_COLS: at the default length a
+    # row of 3 pages fills the panel instead of a fifth of it (cells and their ids readable)
+    cols = max(MIN_COLS, max(len(s.layer_cells(i)) for i in range(len(s.layer_kinds))) + 1)
     mla_cells = s.layer_cells(dims().layer_kinds.index("mla"))
     mla_per_layer, last = len(mla_cells), round(mla_cells[-1].fill * P)
     nxt = mla_per_layer * P  # the table's capacity in tokens
