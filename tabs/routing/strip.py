@@ -17,7 +17,15 @@ from core.experiments.routing import setting
 from core.routing.config import KINDS
 from core.routing.select import prior_lift, select_experts
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, is_presenting, lab_figure, layout_edge
+from tabs.figure import (
+    FigureResult,
+    Projector,
+    arranged,
+    brief,
+    is_presenting,
+    lab_figure,
+    layout_edge,
+)
 from tabs.palette import ROLE
 from tabs.routing.common import KIND_COLOUR
 
@@ -28,6 +36,9 @@ from tabs.routing.common import KIND_COLOUR
 # (tabs.figure.layout_edge), as constrained layout's did.
 LEFT, WIDTH = 0.058448, 0.937385
 TOP_Y, TOP_H, BOTTOM_Y, BOTTOM_H = 0.487666, 0.475614, 0.039935, 0.317076
+# A projector: both keys in one legend under the panels (in them, they covered the notes and
+# the weights' values), the notes on the strip in fewer words.
+LOOK = Projector(legends="below")
 
 
 def _place(fig, top, bottom) -> None:
@@ -58,34 +69,44 @@ def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: d
     colours = [ROLE["hit"] if res[e] else ROLE["empty"] for e in order]
     ax.bar(np.arange(E), by_rank - floor, 0.7, bottom=floor, color=colours,
            edgecolor=[ROLE["hit"] if res[e] else ROLE["neutral"] for e in order], lw=0.8)
+    last = (-2, 0.0, 0)  # the last kind written: its rank, height and lines
     for r, e in enumerate(order):
         if int(e) in chosen:
             kind = chosen[int(e)]
             ax.bar(r, by_rank[r] - floor, 0.7, bottom=floor, fill=False,
                    edgecolor=ROLE["reference"], lw=2.6)
-            ax.text(r, by_rank[r] * 1.5, kind.replace(" ", "\n"), ha="center", va="bottom",
+            y = by_rank[r] * 1.5
+            if is_presenting():  # a projector's thicker outline, wider words: above the last
+                y = max(by_rank[r] * 1.8, last[1] * 3.2 ** last[2] if last[0] == r - 1 else 0)
+            word = kind.replace(" ", "\n")
+            ax.text(r, y, word, ha="center", va="bottom",
                     fontsize=9, fontweight="bold", color=KIND_COLOUR[kind])
+            last = (r, y, word.count("\n") + 1)
     lift = 0.0
+    note = arranged(1.6, 2.4)  # the notes' height: a projector's, above the kinds stacked
     if s.route.method == "cache_prior":
         lift = float(prior_lift(torch.from_numpy(scores)[None], s.route.lam)[1][0, 0])
         for r, e in enumerate(order):
             if res[e]:
                 ax.annotate("", xy=(r, by_rank[r] * math.exp(lift)), xytext=(r, by_rank[r]),
                             arrowprops={"arrowstyle": "-|>", "color": ROLE["hit"], "lw": 1.2})
-        ax.text(E - 0.5, 1.6, f"ranks on log score + λ·range·resident: each resident lifted "
-                f"×{math.exp(lift):.3g} (λ = {s.route.lam:.2f})", ha="right", va="bottom",
-                fontsize=8.5)
+        lifted = f"each resident lifted ×{math.exp(lift):.3g}"
+        ax.text(E - 0.5, note, brief(ax, f"ranks on log score + λ·range·resident: {lifted} "
+                                    f"(λ = {s.route.lam:.2f})", lifted), ha="right",
+                va="bottom", fontsize=8.5)
     elif not s.route.stock:
-        for x, word in ((s.J - 0.5, f"J = {s.J}: ranks left of here are sacred"),
-                        (s.M - 0.5, f"window M = {s.M}: substitutes come from left of here")):
+        for x, word in ((s.J - 0.5, brief(ax, f"J = {s.J}: ranks left of here are sacred",
+                                          f"J = {s.J}")),
+                        (s.M - 0.5, brief(ax, f"window M = {s.M}: substitutes come from left of "
+                                          "here", f"window M = {s.M}"))):
             ax.axvline(x, color=ROLE["annotation"], ls="--", lw=1.2)
-            ax.text(x + 0.1, 1.6, word, fontsize=8.5, va="bottom",
+            ax.text(x + 0.1, note, word, fontsize=8.5, va="bottom",
                     ha="left" if x < E / 2 else "right" if x > E - 4 else "left")
     else:
         ax.axvline(k - 0.5, color=ROLE["annotation"], ls="--", lw=1.2)
-        ax.text(k - 0.4, 1.6, f"stock: the true top-{k}", fontsize=8.5, va="bottom")
+        ax.text(k - 0.4, note, f"stock: the true top-{k}", fontsize=8.5, va="bottom")
     ax.set_yscale("log")
-    ax.set_ylim(floor, 8)
+    ax.set_ylim(floor, arranged(8, 12))
     plain_log(ax.yaxis, floor, 1)
     ax.set_xticks(np.arange(E), [f"{r}\ne{int(e)}" for r, e in enumerate(order)])
     ax.set_xlim(-0.6, E - 0.4)
@@ -140,7 +161,7 @@ def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str)
     order = np.array(sorted(range(len(scores)), key=lambda e: (-float(scores[e]), e)))
     before = scores[ids] / scores[ids].sum()
     after = sel.weights[0].numpy()
-    with lab_figure(6.4) as fig:
+    with lab_figure(6.4, look=LOOK) as fig:
         present = is_presenting()
         if present:
             top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.5, 1]})
