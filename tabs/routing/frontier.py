@@ -10,12 +10,15 @@ from matplotlib.ticker import NullLocator
 
 from core.experiments.routing import curve, setting
 from core.experiments.routing_grid import DIMS, WINDOWS
-from tabs.figure import FigureResult, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import ARM_COLOUR, FAMILY_STYLE
 
 LINEAR = 0.05  # nats per byte: the x axis is linear inside +-LINEAR (where max_rank J=1 lives)
 TICKS = (-0.05, -0.025, 0.0, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+# A projector: the key below the plot (in it, it covered the curves), fewer words, the
+# Belady ceiling named at the right end of its line (at the left it met the prefetch point's).
+LOOK = Projector(legends="below")
 
 
 def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
@@ -30,7 +33,7 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -
         "prefetch_hit": pilot.hit_rate, "prefetch_delta_nll": pilot.delta_nll,
         "belady_ceiling": sw.belady_rate, "setting": s.route.label()}
     xs: list[float] = []
-    with lab_figure(5.4) as fig:
+    with lab_figure(5.4, look=LOOK) as fig:
         ax = fig.subplots()
         ax.axhline(100 * sw.belady_rate, color=ROLE["reference"], ls=":", lw=1.4)
         ax.axvline(0, color=ROLE["grid"], lw=1.2, zorder=0)
@@ -59,7 +62,8 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -
                     fontweight="bold")
         ax.plot([pilot.delta_nll], [100 * pilot.hit_rate], "P", ms=13,
                 color=ARM_COLOUR["prefetch"], zorder=5)
-        ax.annotate(f"prefetch (PILOT) {100 * pilot.hit_rate:.0f}%: no quality cost",
+        ax.annotate(brief(ax, f"prefetch (PILOT) {100 * pilot.hit_rate:.0f}%: no quality cost",
+                          f"prefetch {100 * pilot.hit_rate:.0f}%"),
                     (pilot.delta_nll, 100 * pilot.hit_rate), xytext=(10, -4),
                     textcoords="offset points", fontsize=9.5, fontweight="bold")
         arms = s.arms
@@ -84,19 +88,22 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -
         ticks = [t for t in TICKS if left <= t <= hi * 1.6]
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.text(0.01, 100 * sw.belady_rate + 1.0,
-                f"Belady ceiling, stock's requests (open-loop replay), "
-                f"{100 * sw.belady_rate:.0f}%\n"
-                "(routing can beat it: it changes the requests)", ha="left", va="bottom",
+        belady = f"{100 * sw.belady_rate:.0f}%"
+        ax.text(arranged(0.01, 0.99), 100 * sw.belady_rate + 1.0,
+                brief(ax, f"Belady ceiling, stock's requests (open-loop replay), {belady}\n"
+                      "(routing can beat it: it changes the requests)",
+                      f"Belady ceiling {belady}"), ha=arranged("left", "right"), va="bottom",
                 fontsize=9, transform=ax.get_yaxis_transform())
         ys = [100 * p.record.hit_rate for pts in curves.values() for p in pts]
         ax.set_ylim(max(0, 10 * (min(ys) // 10) - 10), 104)
-        ax.set_xlabel(f"quality cost: Δ NLL vs stock, nats per byte over {stock.positions} "
-                      f"held-out bytes (linear within ±{LINEAR:g}, log beyond; bar: ± one "
-                      f"standard error)")
+        ax.set_xlabel(brief(ax, f"quality cost: Δ NLL vs stock, nats per byte over "
+                            f"{stock.positions} held-out bytes (linear within ±{LINEAR:g}, log "
+                            f"beyond; bar: ± one standard error)",
+                            f"Δ NLL vs stock, nats per byte (linear within ±{LINEAR:g})"))
         ax.set_ylabel("hit rate (% of expert gets)")
-        ax.set_title(f"Hit rate vs quality at {s.capacity} slots: every setting, closed loop "
-                     f"({DIMS.top_k} of {DIMS.n_experts} experts per layer)")
+        every = f"Hit rate vs quality at {s.capacity} slots: every setting"
+        ax.set_title(brief(ax, f"{every}, closed loop ({DIMS.top_k} of {DIMS.n_experts} experts "
+                           "per layer)", every))
         handles, labels = ax.get_legend_handles_labels()
         handles.append(Line2D([], [], marker="o", ls="", ms=10, mfc="none",
                               mec=ROLE["reference"], mew=1.8))
