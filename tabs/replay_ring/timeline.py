@@ -11,7 +11,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from core.experiments.replay_ring import session
 from core.speculative.session import SlotKind
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
 from tabs.glyphs import labels
 from tabs.palette import ROLE
 from tabs.replay_ring.common import DIM, KIND_COLOUR, KIND_LABEL, fixed_ticks, shown_steps
@@ -33,6 +33,16 @@ COUNT_LIFT_PT = 4.0  # a flush count's baseline above the axes: 2 pt clear of it
 # when the snapshot panel's lowest y tick has two digits (-10 or below, capacity >= 12).
 PANEL_X = {False: (0.052448, 0.62617), True: (0.060448, 0.61825)}  # wide: (left, width)
 TOP_Y, TOP_H, BOTTOM_Y, BOTTOM_H = 0.407723, 0.535627, 0.069618, 0.232881
+FLUSH = "flush before the pushes\n(number: entries folded)"
+CURRENT = "the current step\n(later ones faint)"
+# A projector: the ring's legend above the panels, the snapshots' below, in rows; shorter
+# entries (no cell numbers, so no legend title for them).
+LOOK = Projector(words={
+    **{KIND_LABEL[k]: SHORT_LABEL[k] for k in KINDS if KIND_LABEL[k] != SHORT_LABEL[k]},
+    FLUSH: "flush (n folded)", CURRENT: "current step", "numbers: token position": "",
+    "pushes (one state each)": "pushes", "…that overwrote an unpopped snapshot":
+    "…overwrote unpopped", "pops (oldest first)": "pops", "snapshots held after the step": "held",
+    "snapshots (pops < 0)": "snapshots"}, legends=("above", "below"))
 
 
 def _stride(n: int) -> int:
@@ -47,8 +57,8 @@ def _veil(ax, k: int, n: int) -> None:
     ax.axvspan(k - 0.5, k + 0.5, fill=False, ec=ROLE["reference"], lw=2.0, zorder=5)
 
 
-def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
-    """Draw the raw-input ring; returns the legend handles (a legend drawn only in normal mode)."""
+def _heatmap(ax, s, k: int, words: str) -> None:
+    """Draw the raw-input ring and its legend."""
     p, recs = s.params, s.steps
     kind = np.array([r.slot_kind for r in recs], dtype=int).T  # [L, steps]
     cmap = ListedColormap([KIND_COLOUR[k] for k in KINDS])
@@ -59,7 +69,8 @@ def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
     ax.grid(False)
     ax.set_xlim(0.5, p.steps + 0.5)
     ax.set_ylim(p.capacity - 0.5, -0.5)  # slot 0 on top
-    if p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS and not present:
+    # the cells' token numbers: normal mode only (a projector's cells are too small for them)
+    if p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS and arranged(True, False):
         cells = [(col, slot, int(tok)) for col, r in enumerate(recs[:k], start=1)
                  for slot, (kind, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True))
                  if kind in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK)]
@@ -80,34 +91,24 @@ def _heatmap(ax, s, k: int, words: str, present: bool) -> list:
     labels(ax, [(x, 1.0) for x, _ in counts], [str(n) for _, n in counts], CELL_PT, "black",
            bold=True, lift=COUNT_LIFT_PT, transform=ax.get_xaxis_transform(), clip_on=False)
     ax.set_ylabel("physical slot")
-    if present:  # projector: fewer ticks, no cell numbers, the x axis shared with the panel below
-        fixed_ticks(ax.xaxis, 1, p.steps, nbins=5, integer=True)
-        fixed_ticks(ax.yaxis, 0, p.capacity - 1, nbins=4, integer=True)
-        ax.tick_params(labelbottom=False)
-    else:
-        ax.set_xlabel("verify step")
-        ax.set_xticks(np.arange(1, p.steps + 1, _stride(p.steps)))
-        ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 4))
+    # the x axis: the panel below's (a projector shows its labels there only)
+    shorten(ax.set_xlabel("verify step"), "")
+    ax.tick_params(labelbottom=arranged(True, False))
+    ax.set_xticks(np.arange(1, p.steps + 1, _stride(p.steps)))
+    ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 4))
     _veil(ax, k, p.steps)
-    title = (f"Raw-input ring, L = {p.capacity}, {words}: γ + 1 = {p.window} pushes a step"
-             if present else
-             f"Raw-input ring, L = {p.capacity}, {words}: a step pushes γ + 1 = {p.window} "
-             "entries, bonus token first")
+    title = brief(ax, f"Raw-input ring, L = {p.capacity}, {words}: a step pushes γ + 1 = "
+                  f"{p.window} entries, bonus token first",
+                  f"Raw-input ring, L = {p.capacity}, {words}: γ + 1 = {p.window} pushes a step")
     # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
     ax.set_title(title, loc="left", pad=16, y=1.0)
-    handles = [Patch(color=KIND_COLOUR[k], label=(SHORT_LABEL if present else KIND_LABEL)[k])
-               for k in KINDS]
+    handles = [Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in KINDS]
     handles += [Line2D([], [], marker=">", lw=0, color=ROLE["annotation"], label="start pointer"),
-                Line2D([], [], color=ROLE["annotation"], lw=1.8,
-                       label="flush (n folded)" if present
-                       else "flush before the pushes\n(number: entries folded)"),
+                Line2D([], [], color=ROLE["annotation"], lw=1.8, label=FLUSH),
                 Rectangle((0, 0), 1, 1, fill=False, ec=ROLE["reference"], lw=2.0,
-                          label="current step" if present
-                          else "the current step\n(later ones faint)")]
-    if not present:
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
-                  title="numbers: token position", title_fontsize=9)
-    return handles
+                          label=CURRENT)]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
+              title="numbers: token position", title_fontsize=9)
 
 
 def _bars(ax, x: np.ndarray, h: np.ndarray, width: float = 0.7, **kw) -> None:
@@ -121,45 +122,46 @@ def _bars(ax, x: np.ndarray, h: np.ndarray, width: float = 0.7, **kw) -> None:
     ax.add_collection(PolyCollection(verts, **kw), autolim=False)
 
 
-def _snapshots(ax, s, k: int, present: bool) -> tuple[list, list[str]]:
-    """Draw the snapshot ring; returns its legend entries (a legend drawn only in normal mode)."""
+def _snapshots(ax, s, k: int) -> None:
+    """Draw the snapshot ring and its legend."""
     p, recs = s.params, s.steps
     x = np.arange(1, p.steps + 1)
     push = np.array([r.snap_pushes for r in recs])
     over = np.array([r.snap_overwrites for r in recs])
     pops = np.array([r.snap_pops for r in recs])
     _bars(ax, x, push, facecolor=ROLE["snapshot"], alpha=0.45,
-          label="pushes" if present else "pushes (one state each)")
+          label="pushes (one state each)")
     _bars(ax, x, over, facecolor=ROLE["waste"], hatch="///", edgecolor="white", linewidths=1,
-          label="…overwrote unpopped" if present else "…that overwrote an unpopped snapshot")
-    _bars(ax, x, -pops, facecolor=ROLE["neutral"], label="pops" if present
-          else "pops (oldest first)")
+          label="…that overwrote an unpopped snapshot")
+    _bars(ax, x, -pops, facecolor=ROLE["neutral"], label="pops (oldest first)")
     ax.step(x, [r.snap_held for r in recs], where="mid", color=ROLE["snapshot"],
-            label="held" if present else "snapshots held after the step")
+            label="snapshots held after the step")
     ax.axhline(p.capacity, color=ROLE["snapshot"], ls="--", lw=0.9,
                label=f"capacity L = {p.capacity}")
     ax.axhline(0, color=ROLE["annotation"], lw=0.6)
     ax.set_xlim(0.5, p.steps + 0.5)
     ax.set_ylim(-p.capacity - 0.5, p.capacity + 1.5)
-    fixed_ticks(ax.yaxis, -p.capacity - 0.5, p.capacity + 1.5, nbins=3 if present else 6,
-                integer=True)
-    if present:
-        fixed_ticks(ax.xaxis, 1, p.steps, nbins=5, integer=True)
-    else:
-        ax.set_xticks(np.arange(1, p.steps + 1, _stride(p.steps)))
+    fixed_ticks(ax.yaxis, -p.capacity - 0.5, p.capacity + 1.5, nbins=6, integer=True)
+    ax.set_xticks(np.arange(1, p.steps + 1, _stride(p.steps)))
     ax.set_xlabel("verify step")
-    ax.set_ylabel("snapshots" if present else "snapshots (pops < 0)")
-    ax.set_title(f"Snapshot ring: {p.window} full-state pushes a step, FIFO overwrite" if present
-                 else f"Snapshot ring, same capacity: {p.window} full-state pushes per step, "
-                 "FIFO overwrite when full", loc="left", y=1.0)
+    ax.set_ylabel("snapshots (pops < 0)")
+    ax.set_title(brief(ax, f"Snapshot ring, same capacity: {p.window} full-state pushes per step, "
+                       "FIFO overwrite when full",
+                       f"Snapshot ring: {p.window} full-state pushes a step, FIFO overwrite"),
+                 loc="left", y=1.0)
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(x) for x in labels if "held" not in x and "capacity" not in x]
     order += [i for i in range(len(labels)) if i not in order]
     handles, labels = [handles[i] for i in order], [labels[i] for i in order]
-    if not present:
-        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
+    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
     _veil(ax, k, p.steps)
-    return handles, labels
+
+
+def _place(fig) -> None:
+    top, bottom = fig.axes
+    left, width = PANEL_X[bool(min(bottom.get_yticks()) <= -10)]
+    top.set_position([left, TOP_Y, width, TOP_H])
+    bottom.set_position([left, BOTTOM_Y, width, BOTTOM_H])
 
 
 def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
@@ -167,26 +169,13 @@ def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
     s = session(capacity, draft_len, accept_rate, steps, seed)
     recs = s.steps
     k, words = shown_steps(step, len(recs))
-    present = is_presenting()
-    with lab_figure(6.6) as fig:
-        if present:
-            top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [2.3, 1]})
-        else:  # fixed margins (placed below): constrained layout was ~25% of a redraw
-            fig.set_layout_engine("none")
-            top, bottom = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
-        ring = _heatmap(top, s, k, words, present)
-        snaps = _snapshots(bottom, s, k, present)
+    # normal mode: fixed margins (_place): constrained layout was ~25% of a redraw
+    with lab_figure(6.6, look=LOOK, place=_place) as fig:
+        top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [2.3, 1]})
+        _heatmap(top, s, k, words)
+        _snapshots(bottom, s, k)
         for ax in (top, bottom):
             ax.tick_params(labelsize=9)
-        if present:  # legends in rows: the ring's above the figure, the snapshots' below it
-            fig.legend(handles=ring, loc="outside upper center", ncols=4, fontsize=9,
-                       handlelength=1.2, columnspacing=0.8)
-            fig.legend(*snaps, loc="outside lower center", ncols=3, fontsize=9,
-                       handlelength=1.2, columnspacing=0.8)
-        else:
-            left, width = PANEL_X[bool(min(bottom.get_yticks()) <= -10)]
-            top.set_position([left, TOP_Y, width, TOP_H])
-            bottom.set_position([left, BOTTOM_Y, width, BOTTOM_H])
     rolled = sum(r.snap_pushes - r.n_committed for r in recs)
     now = recs[k - 1]
     metrics = {
