@@ -13,7 +13,7 @@ from matplotlib.patches import Patch
 from core.experiments.expert_cache import scenario_run
 from core.experts.scenarios import SCENARIOS, run_totals, window_rates
 from tabs.expert_cache.common import FS, legible, tint
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 
 AGG = {"color": "white", "edgecolor": ROLE["reference"], "hatch": "....", "linewidth": 0.8}
@@ -28,14 +28,24 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
     _, agg, res, pre = np.array([window_rates(w) for w in ws]).reshape(-1, 4).T  # (4, W)
     total = run_totals(run)
     w = 0.38
-    present = is_presenting()
-    with lab_figure(4.3) as fig:
-        if present:  # projector text: constrained layout, short labels, the legend below
-            ax = fig.subplots()
-        else:
-            fig.set_layout_engine("none")  # fixed margins: constrained layout is slow here
-            ax = fig.subplots(gridspec_kw={"left": 0.075, "right": 0.985, "top": 0.915,
-                                           "bottom": 0.265})
+    clamped = any(v.stats.aggregate_clamped for v in ws)
+    labels = ("naive reuse: max(hits − prefetch reads, 0) / gets",
+              "exact reuse: resident hits / gets",
+              "exact: first use of a prefetch / gets (bar top = all hits)",
+              "±n: naive reuse off by n hits"
+              + (" ((<0): negative, clamped to 0)" if clamped else ""))
+    short = ("naive: hits − prefetch reads", "exact: resident hits",
+             "exact: first use of a prefetch",
+             "±n: naive off by n hits" + (" ((<0): clamped)" if clamped else ""))
+    # a projector: short labels, the legend below
+    look = Projector(words={**dict(zip(labels, short, strict=True)),
+                            "% of the window's gets": "% of gets",
+                            "counter window (the counters reset between windows)":
+                            "counter window"}, legends="below")
+    # normal mode: fixed margins (the grid's): constrained layout is slow here
+    with lab_figure(4.3, look=look, fixed=True) as fig:
+        ax = fig.subplots(gridspec_kw={"left": 0.075, "right": 0.985, "top": 0.915,
+                                       "bottom": 0.265})
         for i, win in enumerate(ws):
             if win.aggregate_wrong:
                 ax.axvspan(i - 0.48, i + 0.48, color=WRONG, lw=0, zorder=0)
@@ -46,47 +56,30 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
                         color=ROLE["miss"], linespacing=0.9)
             elif not win.requests:  # presenting: texts wrap, which anchors a rotated text
                 # at its ha end, so the note starts at its bottom end and reads up
-                ax.text(i, 3, "no gets", ha="left" if present else "center",
-                        va="center" if present else "bottom", fontsize=FS, rotation=90,
-                        rotation_mode="anchor" if present else "default",
-                        color=ROLE["annotation"])
-        clamped = any(v.stats.aggregate_clamped for v in ws)
-        labels = (("naive: hits − prefetch reads", "exact: resident hits",
-                   "exact: first use of a prefetch",
-                   "±n: naive off by n hits" + (" ((<0): clamped)" if clamped else ""))
-                  if present else
-                  ("naive reuse: max(hits − prefetch reads, 0) / gets",
-                   "exact reuse: resident hits / gets",
-                   "exact: first use of a prefetch / gets (bar top = all hits)",
-                   "±n: naive reuse off by n hits"
-                   + (" ((<0): negative, clamped to 0)" if clamped else "")))
+                ax.text(i, 3, "no gets", fontsize=FS, rotation=90, color=ROLE["annotation"],
+                        **arranged({"ha": "center", "va": "bottom", "rotation_mode": "default"},
+                                   {"ha": "left", "va": "center", "rotation_mode": "anchor"}))
         ax.bar(x - w / 2, agg, w, label=labels[0], **AGG)
         ax.bar(x + w / 2, res, w, color=ROLE["hit"], label=labels[1])
         ax.bar(x + w / 2, pre, w, bottom=res, color=PREFETCHED, label=labels[2])
         ax.set_xticks(x, [f"w{i}" for i in x])
         ax.set_xlim(-0.6, len(ws) - 0.4)
-        ax.set_ylim(0, 130 if present else 118)  # projector: room for "−n\n(<0)" above 100
+        ax.set_ylim(0, arranged(118, 130))  # projector: room for "−n\n(<0)" above 100
         ax.set_yticks(range(0, 101, 25))
-        ax.set_ylabel("% of gets" if present else "% of the window's gets")
-        ax.set_xlabel("counter window" if present
-                      else "counter window (the counters reset between windows)")
+        ax.set_ylabel("% of the window's gets")
+        ax.set_xlabel("counter window (the counters reset between windows)")
         handles, _ = ax.get_legend_handles_labels()
         handles.append(Patch(fc=WRONG, label=labels[3]))
-        if present:
-            fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=FS,
-                       columnspacing=1.0, handlelength=1.4)
-            ax.set_title(f"{scenario}: naive wrong in {total.wrong_windows} of "
-                         f"{total.windows_with_gets} windows; {total.rates.aggregate:.0f}% "
-                         f"naive vs {total.rates.exact_resident:.0f}% exact", loc="left",
-                         fontsize=11)
-        else:
-            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.06, -0.185),
-                      ncol=2, fontsize=FS, borderaxespad=0.0, columnspacing=1.2)
-            ax.set_title(f"{scenario}: naive reuse is wrong in {total.wrong_windows} of "
-                         f"{total.windows_with_gets} windows; whole run "
-                         f"{total.rates.aggregate:.0f}% naive vs "
-                         f"{total.rates.exact_resident:.0f}% exact", loc="left",
-                         fontsize=11, pad=8)
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.06, -0.185),
+                  ncol=2, fontsize=FS, borderaxespad=0.0, columnspacing=1.2)
+        ax.set_title(brief(ax, f"{scenario}: naive reuse is wrong in {total.wrong_windows} of "
+                           f"{total.windows_with_gets} windows; whole run "
+                           f"{total.rates.aggregate:.0f}% naive vs "
+                           f"{total.rates.exact_resident:.0f}% exact",
+                           f"{scenario}: naive wrong in {total.wrong_windows} of "
+                           f"{total.windows_with_gets} windows; {total.rates.aggregate:.0f}% "
+                           f"naive vs {total.rates.exact_resident:.0f}% exact"),
+                     loc="left", fontsize=11, pad=arranged(8, None))
         legible(ax)
     metrics: dict[str, int | float | str | bool] = {
         "scenario": scenario, "windows": len(ws), "windows_with_gets": total.windows_with_gets,
@@ -106,24 +99,21 @@ def cache_scenarios(slots: int, scenario: str, topk: int, schedule: int,
     y = np.arange(len(names))[::-1].astype(float)
     h = 0.36
     _, agg, res, pre = np.array([totals[n].rates for n in names]).T  # (4, scenarios)
-    present = is_presenting()
-    with lab_figure(4.0) as fig:
-        if present:  # projector text: constrained layout, one-line labels, the legend below
-            ax = fig.subplots()
-        else:
-            fig.set_layout_engine("none")
-            ax = fig.subplots(gridspec_kw={"left": 0.3, "right": 0.97, "top": 0.78,
-                                           "bottom": 0.14})
-        keys = (("naive: hits − prefetch reads", "exact: resident hits", "exact: prefetch used")
-                if present else
-                ("naive reuse (hits − prefetch reads)", "exact reuse (resident hits)",
-                 "exact: first use of a prefetch"))
+    keys = ("naive reuse (hits − prefetch reads)", "exact reuse (resident hits)",
+            "exact: first use of a prefetch")
+    labels = [f"{n}\nnaive wrong in {totals[n].wrong_windows}/{totals[n].windows_with_gets} "
+              "windows" for n in names]
+    # a projector: one-line labels, the legend below
+    words = {**dict(zip(keys, ("naive: hits − prefetch reads", "exact: resident hits",
+                               "exact: prefetch used"), strict=True)),
+             **{lab: f"{n}: {totals[n].wrong_windows}/{totals[n].windows_with_gets} wrong"
+                for lab, n in zip(labels, names, strict=True)}}
+    # normal mode: fixed margins (the grid's)
+    with lab_figure(4.0, look=Projector(words=words, legends="below"), fixed=True) as fig:
+        ax = fig.subplots(gridspec_kw={"left": 0.3, "right": 0.97, "top": 0.78, "bottom": 0.14})
         ax.barh(y + h / 2, agg, h, **AGG, label=keys[0])
         ax.barh(y - h / 2, res, h, color=ROLE["hit"], label=keys[1])
         ax.barh(y - h / 2, pre, h, left=res, color=PREFETCHED, label=keys[2])
-        sep = ": " if present else "\nnaive wrong in "
-        labels = [f"{n}{sep}{totals[n].wrong_windows}/{totals[n].windows_with_gets}"
-                  + (" wrong" if present else " windows") for n in names]
         ax.set_yticks(y, labels)
         for lab, n in zip(ax.get_yticklabels(), names, strict=True):
             lab.set_color(ROLE["miss"] if totals[n].wrong_windows else ROLE["annotation"])
@@ -133,17 +123,14 @@ def cache_scenarios(slots: int, scenario: str, topk: int, schedule: int,
         ax.set_xticks(range(0, 101, 25))
         ax.set_ylim(-0.6, len(names) - 0.4)
         ax.set_xlabel("% of the run's gets")
-        if present:
-            ax.set_title(f"{slots} slots, top-{topk}: naive = exact only if each prefetch is "
-                         "used once, in its window", loc="left", fontsize=10)
-            fig.legend(loc="outside lower center", ncol=3, fontsize=FS, columnspacing=1.0,
-                       handlelength=1.4)
-        else:
-            ax.set_title(f"Every scenario ({slots} slots, top-{topk}): naive = exact only when "
-                         "each prefetch is used once, in its window", loc="left", fontsize=10,
-                         pad=28, x=-0.42)
-            ax.legend(loc="lower left", bbox_to_anchor=(-0.42, 1.0), ncol=3, fontsize=FS,
-                      borderaxespad=0.2, columnspacing=1.2)
+        # normal mode: the title over the tick labels, the legend between them and the axes
+        ax.set_title(brief(ax, f"Every scenario ({slots} slots, top-{topk}): naive = exact only "
+                           "when each prefetch is used once, in its window",
+                           f"{slots} slots, top-{topk}: naive = exact only if each prefetch is "
+                           "used once, in its window"), loc="left", fontsize=10,
+                     **arranged({"pad": 28, "x": -0.42}, {}))
+        ax.legend(loc="lower left", bbox_to_anchor=(-0.42, 1.0), ncol=3, fontsize=FS,
+                  borderaxespad=0.2, columnspacing=1.2)
         legible(ax)
     metrics: dict[str, int | float | str | bool] = {"scenario": scenario}
     for name, t in totals.items():
