@@ -17,7 +17,7 @@ from tabs.routing.common import ARM_COLOUR, FAMILY_STYLE
 LINEAR = 0.05  # nats per byte: the x axis is linear inside +-LINEAR (where max_rank J=1 lives)
 TICKS = (-0.05, -0.025, 0.0, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 # A projector: the key below the plot (in it, it covered the curves), fewer words, the
-# Belady ceiling named at the right end of its line (at the left it met the prefetch point's).
+# Belady ceiling named beside the plot at its line's end (in it, it met the points' notes).
 LOOK = Projector(legends="below")
 
 
@@ -64,8 +64,9 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -
                 color=ARM_COLOUR["prefetch"], zorder=5)
         ax.annotate(brief(ax, f"prefetch (PILOT) {100 * pilot.hit_rate:.0f}%: no quality cost",
                           f"prefetch {100 * pilot.hit_rate:.0f}%"),
-                    (pilot.delta_nll, 100 * pilot.hit_rate), xytext=(10, -4),
-                    textcoords="offset points", fontsize=9.5, fontweight="bold")
+                    (pilot.delta_nll, 100 * pilot.hit_rate), xytext=arranged((10, -4), (-6, 8)),
+                    va=arranged("baseline", "bottom"),  # a projector: above the point, clear
+                    textcoords="offset points", fontsize=9.5, fontweight="bold")  # of λ's
         arms = s.arms
         if not s.route.stock:
             r, b = arms["routing"], arms["both"]
@@ -89,10 +90,10 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.xaxis.set_minor_locator(NullLocator())
         belady = f"{100 * sw.belady_rate:.0f}%"
-        ax.text(arranged(0.01, 0.99), 100 * sw.belady_rate + 1.0,
+        ax.text(arranged(0.01, 1.01), 100 * sw.belady_rate + arranged(1.0, 0.0),
                 brief(ax, f"Belady ceiling, stock's requests (open-loop replay), {belady}\n"
                       "(routing can beat it: it changes the requests)",
-                      f"Belady ceiling {belady}"), ha=arranged("left", "right"), va="bottom",
+                      f"Belady\n{belady}"), ha="left", va=arranged("bottom", "center"),
                 fontsize=9, transform=ax.get_yaxis_transform())
         ys = [100 * p.record.hit_rate for pts in curves.values() for p in pts]
         ax.set_ylim(max(0, 10 * (min(ys) // 10) - 10), 104)
