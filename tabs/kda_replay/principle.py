@@ -13,7 +13,7 @@ from matplotlib.patches import FancyBboxPatch, Patch
 from core.errors import check_int
 from core.experiments.kda_replay import toy_bytes
 from core.speculative import replay_outcome, snapshot_outcome
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
 from tabs.kda_replay.common import CONVENTION, toy_label
 from tabs.palette import ROLE
 from tabs.units import KIB
@@ -24,6 +24,11 @@ PARTS = (  # bill component, colour role, legend label, its short form when pres
     ("raw", "replay", "raw records (k, v, g, β)", "raw records"),
     ("conv", "neutral", "short-conv window (same in both)", "conv window"),
 )
+GROUPS = ("held", "written", "read")
+# A projector: the legend's short words; the groups' names on one line (no scheme names under
+# the bars to make room for)
+LOOK = Projector(words={**{lab: short for _, _, lab, short in PARTS},
+                        **{f"\n{g}": g for g in GROUPS}})
 
 
 def _bill(b, draft_len: int, n: int) -> dict[str, dict[str, tuple[float, float, float]]]:
@@ -49,10 +54,10 @@ def _box(ax, x: float, y: float, text: str, face: str, edge: str, lw: float = 1.
     ax.text(x, y, text, ha="center", va="center", fontsize=8)
 
 
-def _bars(ax, bill, heads: int, dk: int, dv: int, present: bool) -> None:
+def _bars(ax, bill, heads: int, dk: int, dv: int) -> None:
     """Stacked bars, snapshot left of replay in each group. Presenting, the bars carry no
     scheme names (the x label says which is which) and the legend is short, in headroom."""
-    groups = ("held", "written", "read")
+    groups = GROUPS
     x0 = np.arange(len(groups)) * 1.0
     width = 0.36
     top = 0.0
@@ -63,26 +68,23 @@ def _bars(ax, bill, heads: int, dk: int, dv: int, present: bool) -> None:
             ax.bar(x0 + dx, h, width, bottom=bottom, color=ROLE[role],
                    alpha=0.85 if part != "conv" else 0.6, edgecolor="white", lw=0.6)
             bottom += h
-        for xi, total in zip(x0 + dx, bottom, strict=True):  # presenting: whole KiB over
-            value = f"{total:.0f}" if present and total >= 100 else f"{total:.1f}"  # 100
-            ax.text(xi, total, value, ha="center", va="bottom", fontsize=8)
-            if present:
-                continue
-            ax.text(xi, -0.02, "snap" if k == 0 else "replay", ha="center", va="top",
-                    fontsize=7.5, transform=ax.get_xaxis_transform())
+        for xi, total in zip(x0 + dx, bottom, strict=True):
+            value = ax.text(xi, total, f"{total:.1f}", ha="center", va="bottom", fontsize=8)
+            if total >= 100:  # presenting: whole KiB over 100
+                shorten(value, f"{total:.0f}")
+            shorten(ax.text(xi, -0.02, "snap" if k == 0 else "replay", ha="center", va="top",
+                            fontsize=7.5, transform=ax.get_xaxis_transform()), "")
         top = max(top, float(bottom.max()))
-    ax.set_xticks(x0, list(groups) if present else [f"\n{g}" for g in groups])
+    ax.set_xticks(x0, [f"\n{g}" for g in groups])
     ax.tick_params(axis="x", length=0, labelsize=9.5)
     ax.set_xlim(-0.6, len(groups) - 0.4)
-    ax.set_ylim(0, top * (2.0 if present else 1.3))
-    if present:
-        ax.set_ylabel(f"KiB, {toy_label(heads, dk, dv)}")
-        ax.set_xlabel("left: snapshot, right: replay", color=ROLE["annotation"])
-    else:
-        ax.set_ylabel(f"KiB, one layer, {toy_label(heads, dk, dv)}")
-        ax.set_xlabel(CONVENTION, fontsize=7.5, color=ROLE["annotation"])
-    ax.legend(handles=[Patch(color=ROLE[r], alpha=0.85, label=short if present else lab)
-                       for _, r, lab, short in PARTS], loc="upper right", fontsize=7.5)
+    ax.set_ylim(0, top * arranged(1.3, 2.0))  # presenting: the legend in headroom
+    toy = toy_label(heads, dk, dv)
+    ax.set_ylabel(brief(ax, f"KiB, one layer, {toy}", f"KiB, {toy}"))
+    ax.set_xlabel(brief(ax, CONVENTION, "left: snapshot, right: replay"), fontsize=7.5,
+                  color=ROLE["annotation"])
+    ax.legend(handles=[Patch(color=ROLE[r], alpha=0.85, label=lab) for _, r, lab, _ in PARTS],
+              loc="upper right", fontsize=7.5)
 
 
 def _columns(w: int, accepted: int) -> list[int | None]:
@@ -100,11 +102,10 @@ def _columns(w: int, accepted: int) -> list[int | None]:
     return out
 
 
-def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float,
-            present: bool) -> None:
+def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float) -> None:
     w = draft_len + 1
     names = ["b", *map(str, range(1, w))]
-    cols = _columns(w, accepted) if present else list(range(1, w + 1))
+    cols = arranged(list(range(1, w + 1)), _columns(w, accepted))
     sk.set_xlim(-0.6, max(len(cols), 5) + 0.6)
     sk.set_ylim(-1.05, 2.05)
     sk.axis("off")
@@ -121,21 +122,18 @@ def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float
         _box(sk, x, 1.1, f"S{name}", "#FBE3D2", edge, lw=2.5 if i == accepted + 1 else 1)
         _box(sk, x, -0.1, f"x{name}", "#D6E6F3", edge, lw=2 if ok else 1)
     kept = names[accepted]
-    if present:  # the same two facts in fewer words; the edge colours are in the lesson
-        restore = f"copy S{kept}: read {snap_read / KIB:.1f} KiB" if snap_read else \
-            f"S{kept} in place"
-        sk.text(-0.55, 1.72, f"snapshot: {restore}", color=ROLE["snapshot"])
-        sk.text(-0.55, -0.78, f"replay b..{kept} from S: read {rep_read / KIB:.2f} KiB",
-                color=ROLE["replay"])
-        return
+    # a projector: the same two facts in fewer words; the edge colours are in the lesson
     restore = f"copy S{kept} into place: read {snap_read / KIB:.1f} KiB" if snap_read else \
         f"all accepted: S{kept} is already in place"
-    sk.text(-0.55, 1.72, f"snapshot keeps a state after every position; {restore}",
-            fontsize=8.5, color=ROLE["snapshot"])
-    sk.text(-0.55, -0.78, f"replay keeps S and one record per position; replays b..{kept} "
-            f"from S: reads {rep_read / KIB:.2f} KiB", fontsize=8.5, color=ROLE["replay"])
-    sk.text(-0.55, 0.5, "b = the bonus token the last step emitted; green edge: commits, "
-            "purple: rejected", fontsize=7.5, color=ROLE["annotation"])
+    short = f"copy S{kept}: read {snap_read / KIB:.1f} KiB" if snap_read else f"S{kept} in place"
+    shorten(sk.text(-0.55, 1.72, f"snapshot keeps a state after every position; {restore}",
+                    fontsize=8.5, color=ROLE["snapshot"]), f"snapshot: {short}")
+    shorten(sk.text(-0.55, -0.78, f"replay keeps S and one record per position; replays "
+                    f"b..{kept} from S: reads {rep_read / KIB:.2f} KiB", fontsize=8.5,
+                    color=ROLE["replay"]),
+            f"replay b..{kept} from S: read {rep_read / KIB:.2f} KiB")
+    shorten(sk.text(-0.55, 0.5, "b = the bonus token the last step emitted; green edge: "
+                    "commits, purple: rejected", fontsize=7.5, color=ROLE["annotation"]), "")
 
 
 def kda_replay_principle(
@@ -145,16 +143,15 @@ def kda_replay_principle(
     b = toy_bytes(heads, dk, dv)
     bill = _bill(b, draft_len, accepted)
     snap, rep = snapshot_outcome(b, draft_len, accepted), replay_outcome(b, draft_len, accepted)
-    present = is_presenting()
-    with lab_figure(4.1) as fig:
-        ratios = [1.1, 1] if present else [1, 1.45]  # presenting: the bars' labels need room
+    with lab_figure(4.1, look=LOOK) as fig:
+        ratios = arranged([1, 1.45], [1.1, 1])  # presenting: the bars' labels need room
         ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": ratios})
-        _bars(ax, bill, heads, dk, dv, present)
-        ax.set_title(f"{'One step' if present else 'One verify step'}, n = {accepted} of "
-                     f"γ = {draft_len}", loc="left")
-        _sketch(sk, draft_len, accepted, snap.read, rep.read, present)
-        sk.set_title(f"Window: b, then γ = {draft_len} drafts" if present else
-                     f"Window of γ + 1 = {draft_len + 1} positions: b, then {draft_len} drafts",
+        _bars(ax, bill, heads, dk, dv)
+        ax.set_title(brief(ax, f"One verify step, n = {accepted} of γ = {draft_len}",
+                           f"One step, n = {accepted} of γ = {draft_len}"), loc="left")
+        _sketch(sk, draft_len, accepted, snap.read, rep.read)
+        sk.set_title(brief(sk, f"Window of γ + 1 = {draft_len + 1} positions: b, then "
+                           f"{draft_len} drafts", f"Window: b, then γ = {draft_len} drafts"),
                      loc="left")
     metrics = {
         "window": draft_len + 1,
