@@ -27,7 +27,8 @@ from core.model.trace import RECORD_TOKENS, RECORD_WINDOW
 from core.model.usage import domain_runs, specialisation
 from tabs.model import TAB
 from tests.core.model.test_trace_decode import CASES, TIE
-from tests.lessons.registry import claim
+from core.model.usage import entropy
+from tests.lessons.registry import Reason, Within, claim, reason
 
 LESSON = "model"
 
@@ -236,23 +237,41 @@ def trace_recording() -> dict[str, object]:
     return {"n": RECORD_TOKENS, "w": RECORD_WINDOW}
 
 
-@claim(LESSON, "A test decodes {n} windows' first {m} bytes one by one and checks that every layer "
-               "picks the same experts in the same order, except where two router scores lie "
-               "within {tie} (a near-tie)")
+@claim(LESSON, "Decoding {n} windows' first {m} bytes one by one, every layer picks the same "
+               "experts in the same order, except where two router scores lie within {tie} (a "
+               "near-tie)")
 def decode_test() -> dict[str, object]:
     lens = {m for _, m in CASES}
     assert len(lens) == 1 and all(w * RECORD_WINDOW < RECORD_TOKENS for w, _ in CASES)
     return {"n": len(CASES), "m": lens.pop(), "tie": f"{TIE:.4f}"}
 
 
-@claim(LESSON, "The domain mix is {a:.0%} arithmetic, {r:.0%} records, {c:.0%} code and {p:.0%} "
-               "prose, so H(domain) = {H:.2f} bits, not the {two:.0f} bits of {n} equal domains")
-def domain_mix() -> dict[str, object]:
+@reason(LESSON, "The domain mix is {a:.0%} arithmetic, {r:.0%} records, {c:.0%} code and "
+                "{p:.0%} prose, so H(domain) = {H:.2f} bits, not the {two:.0f} bits of {n} equal "
+                "domains")
+def domain_mix() -> Reason:
+    """Effect: H(domain) of the trace's labels, by the engine's entropy. Cause: the unequal mix
+    (the same number of labels, each domain an equal share): up to log2(n) bits. Rival: the
+    order of the bytes (reversed; a random permutation), the mix held: the same bits."""
     t = trace()
-    share = np.bincount(t.domains, minlength=len(DOMAINS)) / len(t.domains)
+    dom = np.asarray(t.domains)
+    share = np.bincount(dom, minlength=len(DOMAINS)) / len(dom)
     assert DOMAINS == ("arithmetic", "records", "code", "prose")
-    return {"a": share[0], "r": share[1], "c": share[2], "p": share[3], "H": info().entropy,
-            "two": math.log2(len(DOMAINS)), "n": len(DOMAINS)}
+    n = len(DOMAINS)
+    base = entropy(dom)
+    assert abs(base - info().entropy) < 1e-12
+    equal = np.arange(len(dom)) % n  # every domain len(dom) / n bytes
+    assert len(dom) % n == 0
+    two = math.log2(n)
+    perm = np.random.default_rng(0).permutation(len(dom))
+    return Reason(fields={"a": share[0], "r": share[1], "c": share[2], "p": share[3], "H": base,
+                          "two": two, "n": n},
+                  effect="H(domain) (bits)", base=base,
+                  cause="the unequal mix (each domain an equal share)", changed=entropy(equal),
+                  expect="up", at_least=two - base - 1e-9,
+                  rival="the order of the bytes (reversed, permuted)",
+                  rival_effects=[entropy(dom[::-1]), entropy(dom[perm])],
+                  within=Within(name="1e-9 bits", abs=1e-9))
 
 
 @claim(LESSON, "One pick carries {lo:.2f} to {hi:.2f} bits and its shuffle baseline stays below "
