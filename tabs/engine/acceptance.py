@@ -66,7 +66,7 @@ def engine_acceptance(draft_len: int, kind: str) -> FigureResult:
         bpp_ax.set_ylabel("bytes generated per verify pass (mean)")
         bpp_ax.set_title("Yet each pass yields more bytes")
         r = sw.run(kind, g)
-        right = g > (GAMMAS[0] + GAMMAS[-1]) / 2  # a projector: its note on the roomier side
+        right = g > (GAMMAS[0] + GAMMAS[-1]) / 2  # a projector: a note on the roomier side
         notes = (acc_ax.annotate(brief(acc_ax, f"{kind}, gamma {g}: {r.accepted} of "
                                        f"{r.drafted}", f"{kind}: {r.accepted} of {r.drafted}"),
                                  (g, r.acceptance),
@@ -80,9 +80,8 @@ def engine_acceptance(draft_len: int, kind: str) -> FigureResult:
                                        f"{kind}: {r.bytes_per_verify_pass:.2f} bytes per pass"),
                                  (g, r.bytes_per_verify_pass),
                                  xytext=arranged((g + 0.15, 0.3),
-                                                 (g - 0.15 if right else g + 0.15, 0.3)),
-                                 textcoords="data", ha=arranged("left", "right" if right
-                                                                else "left"),
+                                                 ((GAMMAS[0] + GAMMAS[-1]) / 2, 0.3)),
+                                 textcoords="data", ha=arranged("left", "center"),
                                  fontsize=8, color=ROLE["annotation"],
                                  arrowprops=dict(arrowstyle="-", color=ROLE["annotation"],
                                                  lw=0.6)))

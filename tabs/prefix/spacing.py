@@ -49,8 +49,8 @@ def _tradeoff(ax, sw, k: int) -> None:
                 color=ROLE["hit"] if me else ROLE["kda"], mec=ROLE["reference"] if me else "none",
                 zorder=3)
         odd = p.checkpoint_every % 2  # odd k labelled on the left: equal pages do not collide
-        # a projector labels the chosen k and the two ends (k = 1 under its point, at the right)
-        first = p.checkpoint_every == SPACINGS[0]
+        # a projector labels the chosen k and the two ends (those under their points)
+        first = p.checkpoint_every in (SPACINGS[0], SPACINGS[-1])
         label = ax.annotate(f"k={p.checkpoint_every}", (p.group_pages, p.mean_reusable),
                             xytext=arranged((-7 if odd else 7, -3),
                                             (0, -10) if first else (-7 if odd else 7, -3)),
