@@ -17,7 +17,7 @@ from matplotlib.transforms import Affine2D, ScaledTranslation
 from core.experiments.expert_cache import scenario_run
 from core.experts.scenarios.progress import Progress, progress
 from tabs.expert_cache.common import FS, cell_role, legible, tint
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 
 IDLE_TINT = 0.55  # slots not touched in a step are drawn lighter
@@ -26,6 +26,13 @@ KIND_LETTER = {"prefetch": "P", "consume": "G", "warm": "W"}
 GRID = {"height_ratios": [3.2, 1], "left": 0.075, "right": 0.79, "top": 0.9, "bottom": 0.13,
         "hspace": 0.3}
 PRESENT_RATIOS = [2.6, 1]  # projector: the events panel keeps room for its larger text
+# projector: both legends gathered in rows above the map, in short words
+LOOK = Projector(words={
+    "loaded by a miss": "miss", "loaded ahead,\nnot yet used": "ahead, unused",
+    "loaded ahead,\nthen used": "ahead, used", "pale: not touched\nin this step":
+    "pale: untouched", "counters reset:\na new window": "new window",
+    "the current step": "current step", "evicted unused:\na wasted prefetch": "wasted prefetch",
+    "read that never\ncompleted": "read failed"}, legends="above")
 ID_PT = 8.5  # expert ids in the cells: at most this size (points) ...
 ID_FILL = 0.5 / 0.72  # ... and at most this fraction of a cell's width
 WINDOW_LABEL_PT = 15.84  # a window narrower than this (points) gets no "w3" label
@@ -56,15 +63,12 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
     for j, st in enumerate(steps[:shown]):
         for s, c in enumerate(st.slots):
             img[s, j] = tint(cell_role(c), 0.0 if s in st.touched else IDLE_TINT)
-    present = is_presenting()
-    with lab_figure(6.0) as fig:
-        if present:  # projector text: constrained layout, the legend in rows above the map
-            ax, ev = fig.subplots(2, 1, sharex=True, height_ratios=PRESENT_RATIOS)
-            axes_pt = fig.get_figwidth() * 72 * 0.9  # the plot spans about the whole width
-        else:
-            fig.set_layout_engine("none")  # fixed margins: constrained layout costs 100s of ms
-            ax, ev = fig.subplots(2, 1, sharex=True, gridspec_kw=GRID)
-            axes_pt = fig.get_figwidth() * 72 * (GRID["right"] - GRID["left"])
+    # normal mode: fixed margins (the grid's): constrained layout costs 100s of ms
+    with lab_figure(6.0, look=LOOK, fixed=True) as fig:
+        ax, ev = fig.subplots(2, 1, sharex=True, gridspec_kw={
+            **GRID, "height_ratios": arranged(GRID["height_ratios"], PRESENT_RATIOS)})
+        # presenting, the plot spans about the whole width (the legend in rows above it)
+        axes_pt = fig.get_figwidth() * 72 * arranged(GRID["right"] - GRID["left"], 0.9)
         cell_pt = axes_pt / len(steps)
         ax.imshow(img, aspect="auto", extent=(-0.5, len(steps) - 0.5, n - 0.5, -0.5))
         ax.grid(False)
@@ -84,21 +88,15 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
                                    ec=ROLE["reference"], zorder=6, clip_on=False))
         ax.set_xlim(-0.5, len(steps) - 0.5)
         ax.set_ylim(n - 0.5, -0.5)
-        ax.set_yticks(range(0, n, 2 if present and n > 8 else 1))
+        ax.set_yticks(range(n))
         ax.set_ylabel(f"slot ({run.slot_bytes:,} B)")
         ax.tick_params(axis="x", bottom=False, labelbottom=False)
-        title = (f"{scenario}, {n} slots, top-{topk}: {where_words(run, p)}" if present
-                 else f"Slot map, {scenario}: {n} slots, top-{topk}; {where_words(run, p)}")
-        counts = _events(ev, run, shown, cell_pt, present)
-        if present:
-            ax.set_title(title, loc="left", pad=20)
-            handles = _legend(short=True) + _event_handles(short=True)
-            fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=FS,
-                       handlelength=1.2, columnspacing=0.8, handletextpad=0.4)
-        else:
-            ax.set_title(title, pad=20)
-            ax.legend(handles=_legend(), loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                      fontsize=FS, handlelength=1.4, borderaxespad=0.0)
+        where = where_words(run, p)
+        ax.set_title(brief(ax, f"Slot map, {scenario}: {n} slots, top-{topk}; {where}",
+                           f"{scenario}, {n} slots, top-{topk}: {where}"), pad=20)
+        counts = _events(ev, run, shown, cell_pt)
+        ax.legend(handles=_legend(), loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  fontsize=FS, handlelength=1.4, borderaxespad=0.0)
         legible(ax)
         legible(ev)
     evicted = [w for st in steps[:shown] for *_, w in st.evicted]
@@ -119,7 +117,7 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
     return FigureResult(fig, metrics)
 
 
-def _events(ax, run, shown: int, cell_pt: float, present: bool) -> dict[str, int]:
+def _events(ax, run, shown: int, cell_pt: float) -> dict[str, int]:
     """Per step: evictions after use, wasted prefetches, reads that never completed."""
     steps = run.steps
     x = np.arange(shown)
@@ -139,13 +137,12 @@ def _events(ax, run, shown: int, cell_pt: float, present: bool) -> dict[str, int
     if shown < len(steps):
         ax.axvspan(shown - 0.5, len(steps) - 0.5, color=FUTURE, lw=0, zorder=0)
     ax.set_ylim(0, top * 1.2)
-    ax.set_yticks((0, top) if present else range(0, top + 1, max(1, (top + 2) // 3)))
+    ax.set_yticks(arranged(range(0, top + 1, max(1, (top + 2) // 3)), (0, top)))
     ax.set_ylabel("slots")
     ax.set_title("What each step threw away or could not read", fontsize=10)
-    if not present:
-        ax.legend(handles=_event_handles(), loc="upper left", bbox_to_anchor=(1.01, 1.15),
-                  fontsize=FS, borderaxespad=0.0)
-    _groups(ax, run, cell_pt, present)
+    ax.legend(handles=_event_handles(), loc="upper left", bbox_to_anchor=(1.01, 1.15),
+              fontsize=FS, borderaxespad=0.0)
+    _groups(ax, run, cell_pt)
     return {"failed": int(failed.sum())}
 
 
@@ -175,12 +172,10 @@ def _glyph(text: str) -> Path:
             .scale(1 / size).transform_path(path))
 
 
-def _event_handles(short: bool = False) -> list:
+def _event_handles() -> list:
     return [Patch(color=ROLE["neutral"], label="evicted after use"),
-            Patch(color=ROLE["waste"], label="wasted prefetch" if short
-                  else "evicted unused:\na wasted prefetch"),
-            Patch(color=ROLE["inflight"], label="read failed" if short
-                  else "read that never\ncompleted")]
+            Patch(color=ROLE["waste"], label="evicted unused:\na wasted prefetch"),
+            Patch(color=ROLE["inflight"], label="read that never\ncompleted")]
 
 
 def _ids(ax, steps, ms: float) -> None:
@@ -207,20 +202,20 @@ def _windows(ax, run, shown: int, cell_pt: float) -> None:
                     fontsize=FS, color=ROLE["annotation"])
 
 
-def _groups(ax, run, cell_pt: float, present: bool) -> None:
+def _groups(ax, run, cell_pt: float) -> None:
     """Step letters (P, G, W) under each column and group names (probe, t1, c2) under those
     (offsets in points under presenting, where the panel's height is not the normal one)."""
-    if present:
-        fig = ax.figure
-        def below(pt: float):
-            return ax.get_xaxis_transform() + ScaledTranslation(0, -pt / 72, fig.dpi_scale_trans)
-        letters, names = below(9), below(17)
-    else:
-        letters = names = ax.get_xaxis_transform()
+    def below(pt: float):
+        return ax.get_xaxis_transform() + ScaledTranslation(0, -pt / 72,
+                                                            ax.figure.dpi_scale_trans)
+    # (transform, y) of the letters and of the names
+    (letters, letter_y), (names, name_y) = arranged(
+        ((ax.get_xaxis_transform(), -0.12), (ax.get_xaxis_transform(), -0.24)),
+        ((below(9), 0), (below(17), 0)))
     for kind, letter in KIND_LETTER.items():
         xs = [st.index for st in run.steps if st.kind == kind]
         if xs:  # one marker artist per letter: fifty tick labels cost ~100 ms
-            ax.plot(xs, [0 if present else -0.12] * len(xs), ls="none",
+            ax.plot(xs, [letter_y] * len(xs), ls="none",
                     marker=_glyph(letter), ms=6.5, mew=0, mfc=ROLE["annotation"],
                     transform=letters, clip_on=False)
     spans: dict[str, list[int]] = {}
@@ -228,25 +223,22 @@ def _groups(ax, run, cell_pt: float, present: bool) -> None:
         spans.setdefault(st.group, []).append(st.index)
     for g, idx in spans.items():
         if len(idx) * cell_pt >= GROUP_PT_PER_CHAR * len(g) + GROUP_PT:
-            ax.text((idx[0] + idx[-1]) / 2, 0 if present else -0.24, g, transform=names,
+            ax.text((idx[0] + idx[-1]) / 2, name_y, g, transform=names,
                     ha="center", va="top", fontsize=FS, color=ROLE["annotation"])
     ax.tick_params(axis="x", bottom=False, labelbottom=False)
     ax.set_xlabel("step: P = a batch (get_many), G = gets in router order, W = warm + pin",
-                  labelpad=30 if present else 34)
+                  labelpad=arranged(34, 30))
 
 
-def _legend(short: bool = False) -> list:
+def _legend() -> list:
     return [
         Patch(fc=ROLE["empty"], ec="#BBBBBB", label="empty"),
-        Patch(fc=ROLE["miss"], label="miss" if short else "loaded by a miss"),
-        Patch(fc=ROLE["prefetch"], label="ahead, unused" if short
-              else "loaded ahead,\nnot yet used"),
-        Patch(fc=ROLE["hit"], label="ahead, used" if short else "loaded ahead,\nthen used"),
-        Patch(fc=tint("hit", IDLE_TINT), label="pale: untouched" if short
-              else "pale: not touched\nin this step"),
+        Patch(fc=ROLE["miss"], label="loaded by a miss"),
+        Patch(fc=ROLE["prefetch"], label="loaded ahead,\nnot yet used"),
+        Patch(fc=ROLE["hit"], label="loaded ahead,\nthen used"),
+        Patch(fc=tint("hit", IDLE_TINT), label="pale: not touched\nin this step"),
         Line2D([], [], marker="s", ls="none", mfc=ROLE["pinned"], mec="black", label="pinned"),
         Line2D([], [], color=ROLE["reference"], ls=(0, (3, 2)), lw=1.0,
-               label="new window" if short else "counters reset:\na new window"),
-        Patch(fc="none", ec=ROLE["reference"], lw=2.0,
-              label="current step" if short else "the current step"),
+               label="counters reset:\na new window"),
+        Patch(fc="none", ec=ROLE["reference"], lw=2.0, label="the current step"),
     ]
