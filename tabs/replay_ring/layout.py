@@ -6,7 +6,7 @@ from matplotlib.patches import FancyBboxPatch, Patch
 
 from core.experiments.replay_ring import session
 from core.speculative.session import SlotKind
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
 from tabs.palette import ROLE
 from tabs.replay_ring.common import KIND_COLOUR, KIND_LABEL, shown_steps
 from tabs.replay_ring.timeline import SHORT_LABEL
@@ -14,6 +14,12 @@ from tabs.replay_ring.timeline import SHORT_LABEL
 SLOT_Y, ROW_Y, W, HGT = 2.0, 0.0, 0.84, 0.62
 PRESENT_MAX_BOX_TEXT = 16  # presenting: above this many slots the boxes are too narrow to label
 PRESENT_STARTS = 4  # presenting: the last few start pointers only
+# presenting: shorter words, the legend below the drawing
+LOOK = Projector(words={**{KIND_LABEL[k]: SHORT_LABEL[k] for k in SlotKind
+                           if KIND_LABEL[k] != SHORT_LABEL[k]},
+                        "physical\nslot": "slot", "export\nrow": "row",
+                        "window(): committed": "committed", "window(tentative=True)": "tentative"},
+                 legends="below")
 
 
 def _box(ax, x: float, y: float, face: str, text: str | None, dashed: bool = False) -> None:
@@ -26,16 +32,16 @@ def _box(ax, x: float, y: float, face: str, text: str | None, dashed: bool = Fal
     ax.text(x, y, text, ha="center", va="center", fontsize=9, color="white" if dark else "black")
 
 
-def _wrap_arrow(ax, L: int, present: bool) -> None:
+def _wrap_arrow(ax, L: int) -> None:
     top = SLOT_Y + 0.85
     xs = [L - 1 + W / 2, L - 0.35, L - 0.35, -0.65, -0.65]
     ys = [SLOT_Y, SLOT_Y, top, top, SLOT_Y]
     ax.plot(xs, ys, color=ROLE["annotation"], lw=0.9)
     ax.annotate("", xy=(-W / 2, SLOT_Y), xytext=(-0.65, SLOT_Y),
                 arrowprops={"arrowstyle": "-|>", "color": ROLE["annotation"], "lw": 0.9})
-    ax.text((L - 1) / 2, top + 0.08, f"wrap: slot {L - 1} → slot 0" if present
-            else f"wrap: after slot {L - 1} comes slot 0", ha="center",
-            va="bottom", fontsize=9, color=ROLE["annotation"])
+    shorten(ax.text((L - 1) / 2, top + 0.08, f"wrap: after slot {L - 1} comes slot 0",
+                    ha="center", va="bottom", fontsize=9, color=ROLE["annotation"]),
+            f"wrap: slot {L - 1} → slot 0")
 
 
 def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
@@ -46,10 +52,9 @@ def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
     L = capacity
     rows = [*lay.committed_slots, *lay.tentative_slots]  # push order: row i -> physical slot
     wraps = any(b < a for a, b in zip(rows, rows[1:], strict=False))
-    present = is_presenting()
-    boxed = not present or L <= PRESENT_MAX_BOX_TEXT
+    boxed = L <= PRESENT_MAX_BOX_TEXT or arranged(True, False)
     every = 1 if boxed else 4  # presenting a long ring: every 4th slot number
-    with lab_figure(4.2) as fig:
+    with lab_figure(4.2, look=LOOK) as fig:
         ax = fig.subplots()
         ax.axis("off")
         fs = 8 if L > 16 else 9
@@ -63,7 +68,7 @@ def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
         ax.annotate("start", xy=(lay.start, SLOT_Y + HGT / 2), xytext=(lay.start, SLOT_Y + 0.56),
                     ha="center", va="bottom", fontsize=9, fontweight="bold",
                     arrowprops={"arrowstyle": "-|>", "color": ROLE["annotation"], "lw": 1.2})
-        _wrap_arrow(ax, L, present)
+        _wrap_arrow(ax, L)
         for i, slot in enumerate(rows):
             tentative = i >= lay.num_committed
             label = f"{i - lay.num_committed if tentative else i}"
@@ -71,49 +76,41 @@ def ring_layout(capacity: int, draft_len: int, accept_rate: float, steps: int,
                  dashed=tentative)
             ax.plot([i, slot], [ROW_Y + HGT / 2, SLOT_Y - HGT / 2 - 0.42], color=ROLE["neutral"],
                     lw=0.8, zorder=0)
-        ax.text(-0.9, SLOT_Y, "slot" if present else "physical\nslot", ha="right",
-                va="center", fontsize=9)
-        ax.text(-0.9, ROW_Y, "row" if present else "export\nrow", ha="right", va="center",
-                fontsize=9)
+        ax.text(-0.9, SLOT_Y, "physical\nslot", ha="right", va="center", fontsize=9)
+        ax.text(-0.9, ROW_Y, "export\nrow", ha="right", va="center", fontsize=9)
         c, t = lay.num_committed, lay.num_tentative
         if c:
-            ax.text((c - 1) / 2, ROW_Y - 0.5, "committed" if present else "window(): committed",
-                    ha="center", va="top", fontsize=9)
-        ax.text(c + (t - 1) / 2, ROW_Y - 0.5, "tentative" if present
-                else "window(tentative=True)", ha="center", va="top", fontsize=9)
+            ax.text((c - 1) / 2, ROW_Y - 0.5, "window(): committed", ha="center", va="top",
+                    fontsize=9)
+        ax.text(c + (t - 1) / 2, ROW_Y - 0.5, "window(tentative=True)", ha="center", va="top",
+                fontsize=9)
         starts = [0] + [r.start for r in s.steps[:k] if r.flushed]
         asked = f" (asked for {step})" if step > k else ""
-        if present:  # the long explanation is the lesson's; here the rule and the pointer
-            chain = ("… → " if len(starts) > PRESENT_STARTS else "") + " → ".join(
-                map(str, starts[-PRESENT_STARTS:]))
-            ax.text(-1.2, ROW_Y - 1.0, f"row i → slot ({lay.start} + i) mod {L}"
-                    f"{' (wraps)' if wraps else ''}; start: {chain}", ha="left", va="top",
-                    fontsize=9)
-            ax.set_xlim(-1.2, max(L, 8) - 0.2)
-            ax.set_ylim(ROW_Y - 1.5, SLOT_Y + 1.15)
-            ax.set_title(f"Step {k} of {len(s.steps)}{asked}: commit({last.n_committed}) keeps "
-                         f"{last.n_committed} of {t}, rollback() drops the rest", loc="left")
-        else:
-            ax.text(-2.2, ROW_Y - 1.0,
-                    f"Slot boxes show the token position they hold. Row i is the i-th push, at "
-                    f"slot (start + i) mod L = ({lay.start} + i) mod {L}"
-                    f"{': this window wraps.' if wraps else ': no wrap at this step.'}\n"
-                    f"Start pointer, then after each flush (+ flushed count, mod L): "
-                    f"{' → '.join(map(str, starts))}", ha="left", va="top", fontsize=9,
-                    linespacing=1.5)
-            ax.set_xlim(-2.2, max(L, 8) + 0.2)
-            ax.set_ylim(ROW_Y - 2.05, SLOT_Y + 1.15)
-            ax.set_title(f"Ring layout at verify step {k} of {len(s.steps)}, after the pushes: "
-                         f"commit({last.n_committed}) keeps {last.n_committed} of {t}, "
-                         f"rollback() drops the rest{asked}", loc="left")
+        # presenting: the long explanation is the lesson's; here the rule and the pointer, in
+        # a drawing with less room round it
+        chain = ("… → " if len(starts) > PRESENT_STARTS else "") + " → ".join(
+            map(str, starts[-PRESENT_STARTS:]))
+        left = arranged(-2.2, -1.2)
+        shorten(ax.text(left, ROW_Y - 1.0,
+                        f"Slot boxes show the token position they hold. Row i is the i-th push, "
+                        f"at slot (start + i) mod L = ({lay.start} + i) mod {L}"
+                        f"{': this window wraps.' if wraps else ': no wrap at this step.'}\n"
+                        f"Start pointer, then after each flush (+ flushed count, mod L): "
+                        f"{' → '.join(map(str, starts))}", ha="left", va="top", fontsize=9,
+                        linespacing=1.5),
+                f"row i → slot ({lay.start} + i) mod {L}{' (wraps)' if wraps else ''}; "
+                f"start: {chain}")
+        ax.set_xlim(left, max(L, 8) + arranged(0.2, -0.2))
+        ax.set_ylim(ROW_Y - arranged(2.05, 1.5), SLOT_Y + 1.15)
+        ax.set_title(brief(ax, f"Ring layout at verify step {k} of {len(s.steps)}, after the "
+                           f"pushes: commit({last.n_committed}) keeps {last.n_committed} of "
+                           f"{t}, rollback() drops the rest{asked}",
+                           f"Step {k} of {len(s.steps)}{asked}: commit({last.n_committed}) "
+                           f"keeps {last.n_committed} of {t}, rollback() drops the rest"),
+                     loc="left")
         kinds = (SlotKind.COMMITTED, SlotKind.ACCEPTED, SlotKind.ROLLED_BACK, SlotKind.EMPTY)
-        labels = SHORT_LABEL if present else KIND_LABEL
-        handles = [Patch(color=KIND_COLOUR[k], label=labels[k]) for k in kinds]
-        if present:
-            fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9,
-                       handlelength=1.2, columnspacing=0.8)
-        else:
-            ax.legend(handles=handles, loc="lower right", ncols=4, fontsize=9)
+        handles = [Patch(color=KIND_COLOUR[k], label=KIND_LABEL[k]) for k in kinds]
+        ax.legend(handles=handles, loc="lower right", ncols=4, fontsize=9)
     metrics = {
         "step": k, "asked_step": step, "verify_steps": len(s.steps),
         "complete": k == len(s.steps),
