@@ -21,6 +21,12 @@ NOT_CAUSAL: dict[str, tuple[tuple[str, str], ...]] = {
     "prefix": (
         ("a chained hash of all tokens so far", "'so far': up to now"),
     ),
+    "glossary": (
+        ("so the request finds it resident", "'so' as 'so that': what a prefetch is for, its "
+         "purpose, not a claim about why something happens"),
+        ("so a new prompt with the same start skips", "'so' as 'so that': what a prefix cache "
+         "is for, its purpose"),
+    ),
 }
 
 
