@@ -16,13 +16,16 @@ from core.dims import K3
 from core.experiments.kda_replay import k3_bytes, toy_bytes
 from core.speculative import held_saving
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, Projector, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, brief, is_presenting, lab_figure
 from tabs.kda_replay.common import CONVENTION, DRAFTS, k3_label, toy_label
 from tabs.palette import ROLE
 
 WIDTHS = np.array([8, 16, 32, 64, 128, 256])
 SAME_LINE = 0.6  # presenting: lines closer than this (log2) at γ's end share one name
-LOOK = Projector(legends="below")  # the right panel's two points keyed under the panels
+# projector: the lines named beside them (_label_lines), so the left legend hidden and the
+# right panel's two points keyed under the panels
+LOOK = Projector(words={"S ÷ record (k, v, g, β)": "", "(S + conv row) ÷ (record + conv row)": ""},
+                 legends=("hide", "below"))
 
 
 def _state_over_record(b) -> float:
@@ -37,7 +40,7 @@ def _label_lines(ax, x: float, items: tuple[tuple[float, str, str, str], ...]) -
                     ha="right", va="bottom" if above else "top", color=color)
 
 
-def _saving(left, draft_len: int, k3, toy, toy_name: str, present: bool) -> dict[str, float]:
+def _saving(left, draft_len: int, k3, toy, toy_name: str) -> dict[str, float]:
     ceiling = DRAFTS + 1.0
     k3_held = np.array([held_saving(k3, int(g)) for g in DRAFTS])
     toy_held = np.array([held_saving(toy, int(g)) for g in DRAFTS])
@@ -52,16 +55,6 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str, present: bool) -> dict
               label=f"bytes held, {toy_name}")
     i = int(np.flatnonzero(DRAFTS == draft_len)[0])
     left.axvline(draft_len, color=ROLE["annotation"], lw=0.8)
-    if present:  # the value by the γ line's foot, clear of the lines' names at the right end
-        left.plot([draft_len], [k3_held[i]], "o", color=ROLE["replay"], ms=6)
-        right_half = draft_len > (DRAFTS[0] + DRAFTS[-1]) / 2
-        left.text(draft_len, 0.03, f"K3: {k3_held[i]:.1f}×", ha="right" if right_half else "left",
-                  va="bottom", color=ROLE["replay"],
-                  transform=left.get_xaxis_transform() + ScaledTranslation(
-                      -4 / 72 if right_half else 4 / 72, 0, left.figure.dpi_scale_trans))
-    else:
-        left.annotate(f"{k3_held[i]:.1f}×", (draft_len, k3_held[i]), xytext=(-30, 6),
-                      textcoords="offset points", fontsize=8.5, color=ROLE["replay"])
     lo, hi = 1.0, per_pos * 2.5
     left.set_yscale("log", base=2)
     left.set_ylim(lo, hi)
@@ -69,8 +62,20 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str, present: bool) -> dict
     left.set_xlim(DRAFTS[0], DRAFTS[-1])
     left.set_xlabel("draft length γ")
     left.set_ylabel("snapshot ÷ replay")
-    if present:
-        left.set_title("Whole bill vs per position", loc="left")
+    left.set_title(brief(left, "Memory saved: whole bill vs per position",
+                         "Whole bill vs per position"), loc="left")
+    left.legend(loc="lower right", fontsize=7.5)
+    if not is_presenting():
+        left.annotate(f"{k3_held[i]:.1f}×", (draft_len, k3_held[i]), xytext=(-30, 6),
+                      textcoords="offset points", fontsize=8.5, color=ROLE["replay"])
+    else:  # a projector: the lines named where they end (the legend hidden, LOOK); the value
+        # by the γ line's foot, clear of the lines' names at the right end
+        left.plot([draft_len], [k3_held[i]], "o", color=ROLE["replay"], ms=6)
+        right_half = draft_len > (DRAFTS[0] + DRAFTS[-1]) / 2
+        left.text(draft_len, 0.03, f"K3: {k3_held[i]:.1f}×", ha="right" if right_half else "left",
+                  va="bottom", color=ROLE["replay"],
+                  transform=left.get_xaxis_transform() + ScaledTranslation(
+                      -4 / 72 if right_half else 4 / 72, 0, left.figure.dpi_scale_trans))
         held_lines = ((k3_held[-1], "held, K3", ROLE["replay"], "below"),
                       (toy_held[-1], "held, toy", ROLE["replay"], "below"))
         if abs(np.log2(k3_held[-1] / toy_held[-1])) < SAME_LINE:  # one name for both lines
@@ -81,14 +86,11 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str, present: bool) -> dict
         _label_lines(left, DRAFTS[-1], (
             (per_pos, f"per position {per_pos:.1f}×", ROLE["snapshot"], "above"),
             (ceiling[-1], "ceiling 1 + γ", ROLE["reference"], "above"), *held_lines))
-    else:
-        left.set_title("Memory saved: whole bill vs per position", loc="left")
-        left.legend(loc="lower right", fontsize=7.5)
     return {"k3_held_saving": float(k3_held[i]), "toy_held_saving": float(toy_held[i]),
             "ceiling": float(ceiling[i])}
 
 
-def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str, present: bool) -> None:
+def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str) -> None:
     d2 = WIDTHS.astype(float) ** 2
     bare = [_state_over_record(k3_bytes(int(w), int(w))) for w in WIDTHS]
     conv = [k3_bytes(int(w), int(w)).per_position_ratio for w in WIDTHS]
@@ -102,30 +104,28 @@ def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str, present: bool) -> No
         color = ROLE["accepted"] if marker == "D" else ROLE["reference"]
         points += right.plot([dd, dd], [r1, r0], marker, color=color,
                              ms=8 if marker == "D" else 12,
-                             label=name if present else f"{name}: {r0:.1f}× / {r1:.1f}×")
+                             label=brief(right, f"{name}: {r0:.1f}× / {r1:.1f}×", name))
     right.set_xscale("log", base=2)
     right.set_yscale("log", base=2)
     lo, hi = min(conv + [toy.per_position_ratio]) / 1.4, max(bare) * 1.4
     right.set_xlim(d2[0] / 1.6, d2[-1] * 1.6)
     right.set_ylim(lo, hi)
-    plain_log(right.xaxis, d2[0], d2[-1], base=2, every=4 if present else 2)
+    plain_log(right.xaxis, d2[0], d2[-1], base=2, every=2)
     plain_log(right.yaxis, lo, hi, base=2)
-    if present:  # the lines named beside them, S above its line and the conv row below
-        right.set_xlabel("d_k · d_v")
-        right.set_ylabel("snapshot ÷ replay")
-        right.set_title("Per position vs state size", loc="left")
+    right.set_xlabel(brief(right, f"d_k · d_v ({CONVENTION})", "d_k · d_v"), fontsize=8.5)
+    right.set_ylabel(brief(right, "snapshot ÷ replay, per position", "snapshot ÷ replay"))
+    right.set_title(brief(right, "Per position the ratio grows with the state",
+                          "Per position vs state size"), loc="left")
+    # a projector: the toy and K3 keyed below (LOOK): wherever the toy sits, no name of it
+    # lands on another
+    right.legend(loc="upper left", fontsize=7.5)
+    if is_presenting():  # the lines named beside them, S above its line, the conv row below
         mid = len(WIDTHS) // 2
         right.annotate("S ÷ record", (d2[mid], bare[mid]), xytext=(-6, 6),
                        textcoords="offset points", ha="right", va="bottom",
                        color=ROLE["snapshot"])
         right.annotate("+ conv row", (d2[mid], conv[mid]), xytext=(6, -6),
                        textcoords="offset points", ha="left", va="top", color=ROLE["replay"])
-        right.legend(handles=points)  # the toy and K3 keyed below (LOOK): wherever the toy
-        return  # sits, no name of it lands on another
-    right.set_xlabel(f"d_k · d_v ({CONVENTION})", fontsize=8.5)
-    right.set_ylabel("snapshot ÷ replay, per position")
-    right.set_title("Per position the ratio grows with the state", loc="left")
-    right.legend(loc="upper left", fontsize=7.5)
 
 
 def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResult:
@@ -133,9 +133,8 @@ def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResul
     name = toy_label(heads, dk, dv)
     with lab_figure(4.0, look=LOOK) as fig:
         left, right = fig.subplots(1, 2)
-        present = is_presenting()
-        held = _saving(left, draft_len, k3, toy, name, present)
-        _ratio(right, k3, toy, dk, dv, name, present)
+        held = _saving(left, draft_len, k3, toy, name)
+        _ratio(right, k3, toy, dk, dv, name)
     metrics = {
         "draft_len": draft_len,
         "k3_state_over_record": _state_over_record(k3),
