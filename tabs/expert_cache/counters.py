@@ -12,7 +12,7 @@ from core.experts.scenarios import EXPERT_BYTES
 from core.experts.scenarios.progress import progress
 from tabs.expert_cache.common import FS, legible, tint
 from tabs.expert_cache.slot_map import where_words
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
 from tabs.palette import ROLE
 
 PENDING = tint("prefetch", 0.55)  # pale blue, as pending slots on the slot map
@@ -30,6 +30,8 @@ PRESENT_WORDS = {"res": "hits_resident", "pre": "hits_prefetched", "miss": "miss
                  "b": "Loaded ahead: in (left bar) = out (right bar)",
                  "c": "Evictions, drops, failed reads", "a_y": "gets", "b_y": "experts",
                  "c_y": "events"}
+# Projector text: counter names without glosses, shorter titles
+LOOK = Projector(words={WORDS[k]: PRESENT_WORDS[k] for k in WORDS})
 
 
 def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: int,
@@ -53,42 +55,36 @@ def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: in
     drops = np.array([s.drops for s in st])
     failed = np.array([s.failed_reads for s in st])
     honest = all(w.claims_only_published for w in ws)
-    # Projector text: constrained layout, counter names without glosses, shorter titles
-    present = is_presenting()
-    words = PRESENT_WORDS if present else WORDS
-    with lab_figure(7.0) as fig:
-        if present:
-            a, b, c = fig.subplots(3, 1, sharex=True, height_ratios=GRID["height_ratios"])
-        else:
-            fig.set_layout_engine("none")  # fixed margins: constrained layout costs ~250 ms
-            a, b, c = fig.subplots(3, 1, sharex=True, gridspec_kw=GRID)
-        ha = _stack(a, x, 0.7, [(res, ROLE["hit"], None, words["res"]),
-                                (pre, ROLE["prefetch"], None, words["pre"]),
-                                (miss, ROLE["miss"], None, words["miss"])])
-        a.set_title(words["a"])
-        a.set_ylabel(words["a_y"])
+    # normal mode: fixed margins (the grid's): constrained layout costs ~250 ms
+    with lab_figure(7.0, look=LOOK, fixed=True) as fig:
+        a, b, c = fig.subplots(3, 1, sharex=True, gridspec_kw=GRID)
+        ha = _stack(a, x, 0.7, [(res, ROLE["hit"], None, WORDS["res"]),
+                                (pre, ROLE["prefetch"], None, WORDS["pre"]),
+                                (miss, ROLE["miss"], None, WORDS["miss"])])
+        a.set_title(WORDS["a"])
+        a.set_ylabel(WORDS["a_y"])
         w = 0.36
         hb = _stack(b, x - w / 2 - 0.02, w, [
             (reads, ROLE["prefetch"], None, "in: prefetch_reads"),
             (warm, ROLE["prefetch"], "xxx", "in: warm_reads"),
             (carried, PENDING, None, "in: carried_pending")])
         hb += _stack(b, x + w / 2 + 0.02, w, [
-            (pre, ROLE["hit"], None, words["consumed"]),
+            (pre, ROLE["hit"], None, WORDS["consumed"]),
             (wasted, ROLE["waste"], None, "out: prefetch_wasted"),
             (pending, PENDING, "///", "out: prefetch_pending")])
-        b.set_title(words["b"])
-        b.set_ylabel(words["b_y"])
+        b.set_title(WORDS["b"])
+        b.set_ylabel(WORDS["b_y"])
         hc = [h for off, part in ((-0.25, (ev, ROLE["neutral"], None, "evictions")),
                                   (0.0, (drops, ROLE["reference"], None, "drops")),
                                   (0.25, (failed, ROLE["inflight"], None, "failed_reads")))
               for h in _stack(c, x + off, 0.25, [part])]
-        c.set_title(words["c"])
-        c.set_ylabel(words["c_y"])
+        c.set_title(WORDS["c"])
+        c.set_ylabel(WORDS["c_y"])
         check = "✓" if honest else "✗"
-        if not present:
-            c.text(1.02, 0.3, f"{check} in every window:\n  bytes_read = {EXPERT_BYTES:,} B\n"
-                   "  × loads that published;\n  a failed read claims 0 B",
-                   transform=c.transAxes, ha="left", va="top", fontsize=FS)
+        # a projector: the check in the x label instead
+        shorten(c.text(1.02, 0.3, f"{check} in every window:\n  bytes_read = {EXPERT_BYTES:,} B\n"
+                       "  × loads that published;\n  a failed read claims 0 B",
+                       transform=c.transAxes, ha="left", va="top", fontsize=FS), "")
         fig.suptitle(f"Counters, {scenario}: {where_words(run, p)}", x=0.065, ha="left",
                      fontsize=11, fontweight="bold")
         tops = ((res + pre + miss).max(initial=0),
@@ -96,27 +92,26 @@ def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: in
                 max(ev.max(initial=0), failed.max(initial=0), 1))
         for ax, top, handles in zip((a, b, c), tops, (ha, hb, hc), strict=True):
             ax.set_ylim(0, top * 1.2 + 1)
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=3 if present else 4))
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=arranged(4, 3)))
             ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.05),
-                      fontsize=FS, borderaxespad=0.0, labelspacing=0.2 if present else 0.5)
+                      fontsize=FS, borderaxespad=0.0, labelspacing=arranged(0.5, 0.2))
             if len(ws) < n_all:  # windows still to come: not drawn yet
                 ax.axvspan(len(ws) - 0.5, n_all - 0.4, color=ROLE["empty"], lw=0, zorder=0)
             legible(ax)
-        every = 1 if n_all <= (8 if present else 16) else 2
+        every = 1 if n_all <= arranged(16, 8) else 2  # presenting: larger labels
         c.set_xticks(np.arange(0, n_all, every), [f"w{i}" for i in range(0, n_all, every)])
         c.set_xlim(-0.6, n_all - 0.4)
-        if present:
-            if not p.complete and ws:  # in the empty span of windows to come, not under ticks
-                a.text(len(ws) - 0.4, 0.95, f"◀ w{len(ws) - 1} still open", va="top",
-                       transform=a.get_xaxis_transform(), fontsize=FS,
-                       color=ROLE["annotation"])
-            c.set_xlabel(f"window; {check} bytes_read = {EXPERT_BYTES:,} B × published loads")
-        else:
-            if not p.complete and ws:
-                c.text(len(ws) - 1, -0.17, "▲ still open", transform=c.get_xaxis_transform(),
-                       ha="center", va="top", fontsize=FS, color=ROLE["annotation"])
-            c.set_xlabel(f"counter window (the counters reset between windows); {slots} "
-                         f"slots, top-{topk}", labelpad=16 if not p.complete else 4)
+        if not p.complete and ws:  # presenting: in the empty span of windows to come, not
+            # under the ticks
+            panel, x_open, y_open, kw = arranged(
+                (c, len(ws) - 1, -0.17, {"ha": "center"}), (a, len(ws) - 0.4, 0.95, {}))
+            shorten(panel.text(x_open, y_open, "▲ still open", va="top", fontsize=FS,
+                               transform=panel.get_xaxis_transform(), color=ROLE["annotation"],
+                               **kw), f"◀ w{len(ws) - 1} still open")
+        c.set_xlabel(brief(c, f"counter window (the counters reset between windows); {slots} "
+                           f"slots, top-{topk}",
+                           f"window; {check} bytes_read = {EXPERT_BYTES:,} B × published loads"),
+                     labelpad=arranged(16 if not p.complete else 4, None))
     metrics = {
         "token": token, "steps_shown": p.shown, "complete": p.complete,
         "windows": len(ws), "hits_resident": int(res.sum()), "hits_prefetched": int(pre.sum()),
