@@ -14,6 +14,7 @@ import pytest
 
 from core.errors import ParamError
 from core.experts import MAX_BATCH, BudgetTooSmall, ExpertCache, ShardIndex, SlotsExhausted
+from core.experts.stats import CacheStats
 from core.experts.reader import PAGE, round_up
 from core.experts.scenarios import (
     EXPERT_BYTES,
@@ -22,10 +23,9 @@ from core.experts.scenarios import (
     ScenarioRun,
     fixture_dir,
     run_scenario,
-    run_totals,
 )
 from tabs.expert_cache import TAB
-from tests.lessons.registry import claim
+from tests.lessons.registry import Reason, Within, claim, reason
 
 LESSON = "expert_cache"
 
@@ -39,6 +39,17 @@ def _run(scenario: str, slots: int | None = None) -> ScenarioRun:
     d = TAB.defaults()
     return run_scenario(scenario, int(d["slots"] if slots is None else slots), int(d["topk"]),
                         int(d["schedule"]), int(d["seed"]))
+
+
+def _error(s: CacheStats) -> int:
+    """The subtraction's error in one window: max(hits - prefetch reads, 0), the aggregate the
+    figures draw, minus the exact resident hits (0 for a window without gets)."""
+    return max(s.hits - s.prefetch_reads, 0) - s.hits_resident if s.requests else 0
+
+
+def _run_error(run: ScenarioRun) -> int:
+    """Resident hits the subtraction gets wrong over a run, window by window."""
+    return sum(abs(_error(w.stats)) for w in run.windows)
 
 
 def _cache(topk: int, slots: int, compat: str | None = None) -> ExpertCache:
@@ -90,17 +101,20 @@ def default_probe() -> dict[str, object]:
                "{agg:.0f}% reuse against {exact:.0f}% exact.")
 def default_totals() -> dict[str, object]:
     """The tab opens where the naive count is wrong: most windows, and the whole run."""
-    t = run_totals(_run(str(_default("scenario"))))
-    assert 2 * t.wrong_windows > t.windows_with_gets
-    assert round(t.rates.aggregate) != round(t.rates.exact_resident)
-    return {"wrong": t.wrong_windows, "windows": t.windows_with_gets,
-            "agg": t.rates.aggregate, "exact": t.rates.exact_resident}
+    stats = [w.stats for w in _run(str(_default("scenario"))).windows]
+    with_gets = [x for x in stats if x.requests > 0]
+    wrong = sum(_error(x) != 0 for x in with_gets)
+    agg = 100 * sum(max(x.hits - x.prefetch_reads, 0) for x in stats) / sum(x.requests
+                                                                           for x in stats)
+    exact = 100 * sum(x.hits_resident for x in stats) / sum(x.demand_requests for x in stats)
+    assert 2 * wrong > len(with_gets) and round(agg) != round(exact)
+    return {"wrong": wrong, "windows": len(with_gets), "agg": agg, "exact": exact}
 
 
 @claim(LESSON, "**prefetch then consume**: right in every window.")
 def prefetch_then_consume_right() -> dict[str, object]:
     run = _run("prefetch then consume")
-    assert not any(w.aggregate_wrong for w in run.windows)
+    assert _run_error(run) == 0
     assert all(w.stats.prefetch_wasted == 0 for w in run.windows)
     return {}
 
@@ -156,13 +170,15 @@ def pressure_waste() -> dict[str, object]:
 def truncated() -> dict[str, object]:
     run = _run("truncated shard")
     assert sum(w.failed for w in run.windows) > 0
-    assert all(w.claims_only_published for w in run.windows)
+    # bytes read are exactly the payload of the loads that published: a failed read claims 0 B
+    assert all(w.stats.bytes_read == w.published * EXPERT_BYTES for w in run.windows)
+    assert sum(st.published for st in run.steps) == sum(w.published for w in run.windows)
     assert all(c.state != "INFLIGHT" for st in run.steps for c in st.slots)
     return {}
 
 
-@claim(LESSON, "**Move the hero (slots):** fewer slots, more evictions.")
-def hero_slots() -> dict[str, object]:
+@claim(LESSON, "**Move the slots slider:** fewer slots, more evictions.")
+def slots_slider() -> dict[str, object]:
     hero = TAB.hero
     assert hero.name == "slots"
     lo, hi = int(hero.minimum), int(hero.maximum)
@@ -172,13 +188,30 @@ def hero_slots() -> dict[str, object]:
     return {}
 
 
-@claim(LESSON, "Raw {raw:.0%}, exact resident {res:.0%}: the aggregate happens to be right here")
-def probe_rates() -> dict[str, object]:
+@reason(LESSON, "Raw {raw:.0%}, exact resident {res:.0%}: the aggregate happens to be right here, "
+                "because each prefetch is consumed exactly once, in its own window.")
+def probe_rates() -> Reason:
+    """Effect: resident hits the subtraction gets wrong over the "prefetch then consume" run.
+    Cause: each prefetch consumed once, in its window (-> "consume one only": one consumed
+    many times, the rest never; -> "reset window": consumed in the next window): at least one
+    wrong. Rival: the slots (the slider's ends) and the routing seed (1, 2), the script held:
+    none wrong."""
     run = _run("prefetch then consume")
     s = run.windows[0].stats
-    assert not any(w.aggregate_wrong for w in run.windows)
-    assert s.upstream_resident_hits == s.hits_resident
-    return {"raw": s.hit_rate_raw, "res": s.exact_resident_rate}
+    assert _error(s) == 0 and s.hits_resident == s.hits - s.prefetch_reads
+    d = TAB.defaults()
+    slots = [int(TAB.hero.minimum), int(TAB.hero.maximum)]
+    rival = [_run_error(_run("prefetch then consume", n)) for n in slots]
+    rival += [_run_error(run_scenario("prefetch then consume", int(d["slots"]), int(d["topk"]),
+                                      int(d["schedule"]), seed)) for seed in (1, 2)]
+    return Reason(fields={"raw": s.hits / s.requests, "res": s.hits_resident / s.demand_requests},
+                  effect="resident hits the subtraction gets wrong over the run",
+                  base=_run_error(run),
+                  cause="each prefetch consumed once, in its window (-> consume one only, "
+                        "reset window)",
+                  changed=[_run_error(_run(n)) for n in ("consume one only", "reset window")],
+                  expect="up", at_least=1, rival="the slots (5, 16), the routing seed (1, 2)",
+                  rival_effects=rival, within=Within(name="none wrong", abs=0))
 
 
 @claim(LESSON, "After the reset the same {k} gets are {res} resident hits with no bytes read")
@@ -191,23 +224,28 @@ def probe_after_reset() -> dict[str, object]:
     return {"k": s.demand_requests, "res": s.hits_resident}
 
 
-@claim(LESSON, "Compat mode (`{mode}`) leases nothing")
-def compat_leases_nothing() -> dict[str, object]:
-    """Compat: a view's slot can be taken by the next load; fixed: the load is refused."""
-    mode, k = "k3-v1", 2
-    with _cache(k, k + 1, compat=mode) as c:
-        views = [c.get(0, e) for e in range(k + 2)]  # no begin_layer: compat takes slot 0
+@claim(LESSON, "A common mistake is a cache that holds nothing: a view is then safe only until a "
+               "later load takes its slot.")
+def holds_nothing() -> dict[str, object]:
+    """The cache in its mode that holds nothing: a view's slot is taken by the next load; the
+    cache as taught: the load is refused (counted as a drop) until the next layer begins."""
+    k = 2
+    with _cache(k, k + 1, compat="k3-v1") as c:
+        views = [c.get(0, e) for e in range(k + 2)]  # no new layer: slot 0 is taken
         assert not views[0].valid() and c.stats().leased == 0
     with _cache(k, k + 1) as c:
-        for e in range(k + 1):
-            c.get(0, e)
+        views = [c.get(0, e) for e in range(k + 1)]
         with pytest.raises(SlotsExhausted):
             c.get(0, k + 1)
-    return {"mode": mode}
+        assert all(v.valid() for v in views)  # the refused miss changed nothing
+        c.begin_layer()
+        c.get(0, k + 1)  # the next layer: the load lands
+    return {}
 
 
-@claim(LESSON, "The cache refuses a budget under top-k + {one} slots (BudgetTooSmall) and keeps "
-               "top-k + {one} slots unpinned")
+@claim(LESSON, "The cache refuses a budget under top-k + {one} slots and keeps top-k + {one} "
+               "slots unpinned: with every other slot pinned and a layer's top-k views in use, "
+               "one more load can still land, and the next is refused.")
 def floor() -> dict[str, object]:
     k, slots = 2, 6
     with pytest.raises(BudgetTooSmall):
@@ -224,22 +262,44 @@ def floor() -> dict[str, object]:
             except ParamError:
                 break
         assert slots - pinned == k + 1
+        c.begin_layer()
+        cold = iter(range(slots, N_EXPERTS))
+        views = [c.get(0, next(cold)) for _ in range(k)]  # a layer's top-k views, in use
+        extra = c.get(0, next(cold))  # one more load lands
+        assert all(v.valid() for v in views) and extra.valid()
+        with pytest.raises(SlotsExhausted):
+            c.get(0, next(cold))
     return {"one": 1}
 
 
-@claim(LESSON, "stops after {n} reservations")
+@claim(LESSON, "The cache refuses a batch that holds an out-of-range id or more than {n} ids. "
+               "Skipping them silently, a common shortcut, hides the caller's bug.")
 def batch_cap() -> dict[str, object]:
-    """Fixed mode refuses a batch of more than MAX_BATCH ids; compat skips out-of-range ids."""
+    """The cache refuses a batch of more than MAX_BATCH ids or with an out-of-range id; the
+    cache in its skipping mode returns without a word, counting what it dropped."""
     with _cache(4, 8) as c, pytest.raises(ParamError):
         c.get_many(0, [0] * (MAX_BATCH + 1))
+    with _cache(4, 8) as c, pytest.raises(ParamError):
+        c.get_many(0, [0, N_EXPERTS])
     with _cache(4, 8, compat="k3-v1") as c:
         c.get_many(0, [0, 1, N_EXPERTS, N_EXPERTS + 1])
         assert c.stats().batch_ids_dropped == 2
     return {"n": MAX_BATCH}
 
 
-@claim(LESSON, "the naive aggregate max(hits − prefetch reads, {zero}) / requests")
-def naive_aggregate() -> dict[str, object]:
+@claim(LESSON, "A batch that finds no slot it may evict leaves its other experts unread, and "
+               "counts them.")
+def batch_skips() -> dict[str, object]:
+    run = _run("pressure", int(TAB.hero.minimum))
+    skipped = [(st, e) for st in run.steps for e in st.skipped]
+    assert skipped and len(skipped) == sum(w.stats.prefetch_skipped for w in run.windows)
+    for st, e in skipped:  # unread: not in a slot after its batch
+        assert st.kind == "prefetch" and all(cell.expert != e for cell in st.slots)
+    return {}
+
+
+@claim(LESSON, "the subtracted aggregate max(hits − prefetch reads, {zero}) / requests")
+def subtracted_aggregate() -> dict[str, object]:
     """The aggregate the figures draw is the subtraction, clamped; the clamp hides negatives."""
     stats = [w.stats for name in ("consume one only", "reset window", "pressure")
              for w in _run(name).windows]
