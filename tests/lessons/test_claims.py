@@ -37,8 +37,6 @@ FOLD = "<details><summary>Instructor notes"
 WORDS = (150, 250)  # words a student reads before the fold
 FURTHER = re.compile(r"<details><summary>Going further.*?</details>", re.DOTALL)
 FURTHER_WORDS = 200  # a folded "Going further" lesson
-# Issue 24 adds these checks before the lessons meet them; the fixes that follow remove this.
-PENDING = pytest.mark.xfail(reason="issue 24: lessons being fixed", strict=False)
 # Words about the lab's own history or implementation, not about the mechanism: its source
 # documents and their projects, exception classes, compatibility modes, commands, its tests,
 # the UI's jargon ("hero"), code identifiers (snake_case, calls). Anywhere in a lesson.
@@ -95,7 +93,6 @@ def uncovered_reasons(lesson: str) -> list[str]:
 
 
 @pytest.mark.parametrize("lesson", READ)
-@PENDING
 def test_every_reason_is_tested(lesson: str) -> None:
     """A sentence that says why is covered by a reason claim (a counterfactual), or is on the
     allow-list because its word states no cause."""
@@ -127,7 +124,6 @@ def test_judge_fails_wrong_reasons() -> None:
     assert judge(replace(ok, changed=10.0))  # no change at all is not "up"
 
 
-@PENDING
 def test_claims_read_no_engine_verdicts() -> None:
     """No claim reads a verdict the engine computed about itself (an exact flag, a PASS)."""
     found = []
@@ -162,7 +158,6 @@ def test_word_budget(lesson: str) -> None:
 
 
 @pytest.mark.parametrize("lesson", READ)
-@PENDING
 def test_written_for_students(lesson: str) -> None:
     text = re.sub(r"https?://\S+", " ", (LESSONS / f"{lesson}.md").read_text(encoding="utf-8"))
     hits = NOT_FOR_STUDENTS.findall(text.replace("d_k", " ").replace("d_v", " "))
@@ -170,7 +165,6 @@ def test_written_for_students(lesson: str) -> None:
 
 
 @pytest.mark.parametrize("lesson", LESSON_IDS)
-@PENDING
 def test_every_predict_has_an_answer(lesson: str) -> None:
     card, _ = split_predict((LESSONS / f"{lesson}.md").read_text(encoding="utf-8"))
     assert card and ANSWER in card, f"{lesson}.md asks a Predict question with no answer"
