@@ -8,10 +8,17 @@ from matplotlib.patches import Patch
 
 from core.experiments.cache_policies import check_geometry, trace
 from core.experts import repeats_previous
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, brief, lab_figure
 from tabs.palette import ROLE
 
 SHOWN = 256  # tokens drawn in the raster
+# presenting: short titles and labels, one legend in a row below
+LOOK = Projector(words={
+    "chosen, new vs the last token": "new vs the last token",
+    "chosen again (persistence)": "kept (persistence)",
+    "expert, by popularity rank (0 = most requested)": "expert popularity rank",
+    "expert popularity rank": "popularity rank",
+    "share of all gets (%); at most 1/top-k": "% of gets"}, legends="below")
 
 
 def policy_trace(skew: float, persistence: float, topk: int, n_experts: int, tokens: int,
@@ -29,8 +36,7 @@ def policy_trace(skew: float, persistence: float, topk: int, n_experts: int, tok
         grid[rank[ids[t]], t] = np.where(kept[t], 2, 1)
     share = 100 * counts[order] / counts.sum()
     top = max(1, round(n_experts / 10))
-    present = is_presenting()  # short titles and labels, one legend in a row below
-    with lab_figure(4.4) as fig:
+    with lab_figure(4.4, look=LOOK) as fig:
         left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.4, 1]})
         cmap = ListedColormap(["white", ROLE["annotation"], ROLE["hit"]])
         left.imshow(grid, aspect="auto", cmap=cmap, vmin=0, vmax=2,
@@ -39,32 +45,22 @@ def policy_trace(skew: float, persistence: float, topk: int, n_experts: int, tok
         left.set_xlabel(f"token (first {shown} of {tokens})")
         chosen = [Patch(fc=ROLE["annotation"], label="chosen, new vs the last token"),
                   Patch(fc=ROLE["hit"], label="chosen again (persistence)")]
-        if present:
-            left.set_ylabel("expert popularity rank")
-            left.set_title(f"Trace: top-{topk} of {n_experts} experts, one layer")
-        else:
-            left.set_ylabel("expert, by popularity rank (0 = most requested)")
-            left.set_title(f"Routing trace: top-{topk} of {n_experts} experts per token, "
-                           f"one layer")
-            left.legend(handles=chosen, loc="lower right", ncol=2, frameon=True,
-                        framealpha=0.95)
+        left.set_ylabel("expert, by popularity rank (0 = most requested)")
+        left.set_title(brief(left, f"Routing trace: top-{topk} of {n_experts} experts per "
+                             "token, one layer",
+                             f"Trace: top-{topk} of {n_experts} experts, one layer"))
+        left.legend(handles=chosen, loc="lower right", ncol=2, frameon=True, framealpha=0.95)
         right.stairs(share, np.arange(n_experts + 1) - 0.5, fill=True, color=ROLE["replay"])
         uniform = right.axhline(100 / n_experts, color=ROLE["neutral"], ls="--", lw=1.0,
                                 label=f"uniform: 1/E = {100 / n_experts:.1f}%")
         right.set_xlim(-0.5, n_experts - 0.5)
         right.set_ylim(0, max(100 / topk, 100 / n_experts) * 1.05)
-        if present:
-            right.set_xlabel("popularity rank")
-            right.set_ylabel("% of gets")
-            right.set_title(f"Top {top}: {share[:top].sum():.0f}%")
-            fig.legend(handles=[Patch(fc=ROLE["annotation"], label="new vs the last token"),
-                                Patch(fc=ROLE["hit"], label="kept (persistence)"), uniform],
-                       loc="outside lower center", ncols=3)
-        else:
-            right.set_xlabel("expert popularity rank")
-            right.set_ylabel("share of all gets (%); at most 1/top-k")
-            right.set_title(f"Popularity: the top {top}\nserve {share[:top].sum():.0f}% of gets")
-            right.legend(loc="upper right")
+        right.set_xlabel("expert popularity rank")
+        right.set_ylabel("share of all gets (%); at most 1/top-k")
+        right.set_title(brief(right, f"Popularity: the top {top}\nserve "
+                              f"{share[:top].sum():.0f}% of gets",
+                              f"Top {top}: {share[:top].sum():.0f}%"))
+        right.legend(loc="upper right")
     metrics = {
         "gets": int(counts.sum()), "distinct_experts": int((counts > 0).sum()),
         "top1_share_pct": float(share[0]), "top_decile_experts": top,
