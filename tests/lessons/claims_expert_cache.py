@@ -14,7 +14,6 @@ import pytest
 
 from core.errors import ParamError
 from core.experts import MAX_BATCH, BudgetTooSmall, ExpertCache, ShardIndex, SlotsExhausted
-from core.experts.stats import CacheStats
 from core.experts.reader import PAGE, round_up
 from core.experts.scenarios import (
     EXPERT_BYTES,
@@ -24,6 +23,7 @@ from core.experts.scenarios import (
     fixture_dir,
     run_scenario,
 )
+from core.experts.stats import CacheStats
 from tabs.expert_cache import TAB
 from tests.lessons.registry import Reason, Within, claim, reason
 

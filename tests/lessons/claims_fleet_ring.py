@@ -15,6 +15,7 @@ from core.experiments.fleet_ring import (
     SEED_VNODES,
     SWEEP_V,
 )
+from core.fleet.metrics import load_stats
 from core.fleet.ring import MAX_VNODES, ConsistentHashRing, bounded_capacity
 from core.fleet.ring_arrays import (
     cluster_ids,
@@ -28,7 +29,6 @@ from core.fleet.spread import noise_floor_cv, rule_of_thumb_cv
 from core.fleet.spread_arrays import bounded_sweep, removal_view, share_sweep
 from tabs.fleet_ring import TAB
 from tabs.fleet_ring.bounded import ZIPF
-from core.fleet.metrics import load_stats
 from tests.lessons.registry import Reason, Within, claim, reason
 
 LESSON = "fleet_ring"

@@ -8,8 +8,8 @@ import numpy as np
 
 from core.dims import K3
 from core.fleet.metrics import percentile
+from core.fleet.ring_arrays import keyspace_shares, ring_view, route_keys, session_array
 from core.model.config import ModelDims
-from core.fleet.ring_arrays import ring_view, route_keys, session_array, keyspace_shares
 from tests.lessons.claims_engine import _sweep
 from tests.lessons.registry import Reason, Within, claim, reason
 

@@ -24,10 +24,9 @@ from core.model.corpus import DOMAINS, bigram_bpb, build_corpus, unigram_bpb, zl
 from core.model.info import K3_EXPERT_MXFP4_BYTES, serving_bytes
 from core.model.manifest import shipped_dims as dims
 from core.model.trace import RECORD_TOKENS, RECORD_WINDOW
-from core.model.usage import domain_runs, specialisation
+from core.model.usage import domain_runs, entropy, specialisation
 from tabs.model import TAB
 from tests.core.model.test_trace_decode import CASES, TIE
-from core.model.usage import entropy
 from tests.lessons.registry import Reason, Within, claim, reason
 
 LESSON = "model"
