@@ -13,12 +13,13 @@ import numpy as np
 from core.dims import K3
 from core.experiments.kda_replay import k3_bytes
 from core.speculative import replay_ledger, snapshot_ledger
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, brief, is_presenting, lab_figure
 from tabs.kda_replay.common import CONVENTION, DRAFTS, k3_label
 from tabs.palette import ROLE
 from tabs.units import MIB
 
 RATES = np.linspace(0.0, 1.0, 41)
+LOOK = Projector(legends="hide")  # presenting: each line named beside it (_name_line) instead
 
 
 def _name_line(ax, x: float, y: float, text: str, color: str, ha: str) -> None:
@@ -27,13 +28,13 @@ def _name_line(ax, x: float, y: float, text: str, color: str, ha: str) -> None:
                 color=color)
 
 
-def _held(ax, draft_len: int, b, present: bool) -> tuple[float, float]:
+def _held(ax, draft_len: int, b) -> tuple[float, float]:
     s = np.array([snapshot_ledger(b, int(g), 1.0).held for g in DRAFTS]) * K3.n_kda / MIB
     r = np.array([replay_ledger(b, int(g), 1.0).held for g in DRAFTS]) * K3.n_kda / MIB
     ax.plot(DRAFTS, s, "-", color=ROLE["snapshot"], label="snapshot: 1 + γ states")
     ax.plot(DRAFTS, r, "-", color=ROLE["replay"], label="replay: 1 state + γ + 1 records")
     floor = b.state * K3.n_kda / MIB
-    if not present:  # too close to replay's line to name at projector size
+    if not is_presenting():  # too close to replay's line to name at projector size
         ax.axhline(floor, color=ROLE["annotation"], lw=0.8, ls=":",
                    label=f"the committed state alone: {floor:,.0f} MiB")
     i = int(np.flatnonzero(DRAFTS == draft_len)[0])
@@ -43,25 +44,23 @@ def _held(ax, draft_len: int, b, present: bool) -> tuple[float, float]:
     ax.set_ylim(0, s[-1] * 1.1)
     ax.set_xlim(DRAFTS[0], DRAFTS[-1])
     ax.set_xlabel("draft length γ")
-    if present:
+    ax.set_ylabel(brief(ax, f"MiB held, all {K3.n_kda} KDA layers",
+                        f"MiB held, {K3.n_kda} layers"))
+    ax.set_title(brief(ax, f"Held while verifying, {k3_label()}", "Held while verifying, K3"),
+                 loc="left")
+    ax.legend(loc="upper left", fontsize=7.5)
+    if is_presenting():
         mid = len(DRAFTS) // 2
         _name_line(ax, DRAFTS[mid], s[mid], "snapshot", ROLE["snapshot"], "right")
         _name_line(ax, DRAFTS[-1], r[-1], "replay", ROLE["replay"], "right")
-        ax.set_ylabel(f"MiB held, {K3.n_kda} layers")
-        ax.set_title("Held while verifying, K3", loc="left")
-        return float(s[i]), float(r[i])
-    ax.set_ylabel(f"MiB held, all {K3.n_kda} KDA layers")
-    ax.set_title(f"Held while verifying, {k3_label()}", loc="left")
-    ax.legend(loc="upper left", fontsize=7.5)
     return float(s[i]), float(r[i])
 
 
 def kda_replay_rollback(draft_len: int) -> FigureResult:
     b = k3_bytes()
-    present = is_presenting()
-    with lab_figure(3.9) as fig:
+    with lab_figure(3.9, look=LOOK) as fig:
         held, moved = fig.subplots(1, 2)
-        s_held, r_held = _held(held, draft_len, b, present)
+        s_held, r_held = _held(held, draft_len, b)
         snap = [snapshot_ledger(b, draft_len, float(a)) for a in RATES]
         rep = [replay_ledger(b, draft_len, float(a)) for a in RATES]
         moved.plot(RATES, [x.moved / MIB for x in snap], color=ROLE["snapshot"],
@@ -70,17 +69,15 @@ def kda_replay_rollback(draft_len: int) -> FigureResult:
                    label="replay: records + S read and S written")
         moved.set_xlim(0, 1)
         moved.set_ylim(0, max(x.moved for x in snap) / MIB * 1.15)
-        if present:
-            moved.set_xlabel("per-token acceptance rate a")
-            moved.set_ylabel("MiB moved, one layer")
-            moved.set_title(f"Moved per step, γ = {draft_len}", loc="left")
+        moved.set_xlabel(brief(moved, f"per-token acceptance rate a\n({CONVENTION})",
+                               "per-token acceptance rate a"))
+        moved.set_ylabel(brief(moved, "MiB written + read, one layer", "MiB moved, one layer"))
+        moved.set_title(brief(moved, f"Moved per verify step, γ = {draft_len}",
+                              f"Moved per step, γ = {draft_len}"), loc="left")
+        moved.legend(loc="lower left", fontsize=7.5)
+        if is_presenting():
             for x, role in ((snap[0], "snapshot"), (rep[0], "replay")):
                 _name_line(moved, RATES[1], x.moved / MIB, role, ROLE[role], "left")
-        else:
-            moved.set_xlabel(f"per-token acceptance rate a\n({CONVENTION})")
-            moved.set_ylabel("MiB written + read, one layer")
-            moved.set_title(f"Moved per verify step, γ = {draft_len}", loc="left")
-            moved.legend(loc="lower left", fontsize=7.5)
     s_half, r_half = snapshot_ledger(b, draft_len, 0.5), replay_ledger(b, draft_len, 0.5)
     metrics = {
         "k3_held_snapshot_mib_all_layers": s_held,
