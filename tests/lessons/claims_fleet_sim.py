@@ -154,7 +154,8 @@ def _last_window_load(res: SimResult, width: float = 10.0) -> float:
 
 
 @claim(LESSON, "At {rate} requests/s with no failure, *least-loaded* routing finds {ll_hit:.0%} of "
-               "prompt tokens cached; its last {w} s of arrivals ask for {ll_load:.0%} of [[prefill]] "
+               "prompt tokens cached; its last {w} s of arrivals ask for {ll_load:.0%} of "
+               "[[prefill]] "
                "capacity: an overload. *ring* finds {ring_hit:.0%} and stays under "
                "{ring_top:.1f} s.")
 def saturation_without_failure() -> dict[str, object]:
@@ -336,7 +337,8 @@ QUEUE_N = 200_000  # requests in each open-loop check of the formulas
 
 @claim(LESSON, "one server's mean wait is ρ / ({one} − ρ) service times: {w50:.0f} at {r50:.0%}, "
                "{w80:.0f} at {r80:.0%}, {w90:.0f} at {r90:.0%}. Its P95 in the system, ln {t} / "
-               "({one} − ρ), is {p50:.0f}, {p80:.0f} and {p90:.0f} service times: the tail blows up "
+               "({one} − ρ), is {p50:.0f}, {p80:.0f} and {p90:.0f} service times: the tail blows "
+               "up "
                "well before {full:.0%}. Past {full:.0%} nothing is steady")
 def mm1_formulas() -> dict[str, object]:
     """The closed forms against a simulated single-server queue of QUEUE_N requests each: the
