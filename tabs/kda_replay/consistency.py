@@ -11,8 +11,14 @@ import numpy as np
 
 from core.experiments.kda_replay import conv_check, replay_check
 from core.speculative.oracles import token_norms
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, brief, lab_figure, shorten
 from tabs.palette import ROLE
+
+# presenting: shorter words, the legend in a row above the panels
+LOOK = Projector(words={"window, all folded in": "all folded in",
+                        "recurrence over committed": "committed",
+                        "window position (b = bonus token)": "window position"},
+                 legends="above")
 
 
 def kda_replay_consistency(
@@ -26,8 +32,7 @@ def kda_replay_consistency(
     # and the 51 ticks were most of this figure's layout and draw time (issue 14)
     every = 1 if draft_len <= 8 else 2
     drafted = token_norms(chk.drafted_outputs)
-    present = is_presenting()
-    with lab_figure(3.8) as fig:
+    with lab_figure(3.8, look=LOOK) as fig:
         axes = fig.subplots(1, 3, sharey=True)
         ymax = float(drafted.max()) * 1.6
         for ax, case in zip(axes, chk.cases, strict=True):
@@ -55,26 +60,18 @@ def kda_replay_consistency(
             ax.set_xticks(pos[::every], names[::every])
             ok = "✓" if case.chunked_within_tol else "✗"
             cut = "✓" if conv.history_exact and conv.next_exact else "✗"
-            if present:  # the checks' verdicts only; the uncut conv offset is in the lesson
-                ax.set_title(f"n = {n}: replay {m}", loc="left")
-                ax.set_xlabel("window position")
-                ax.text(0.03, 0.97, f"|Δo| = {do:.2g}, |ΔS| = {ds:.2g}\n"
-                        f"chunked {ok}  conv {cut}", transform=ax.transAxes, va="top")
-                continue
-            ax.set_title(f"{label}: n = {n} of {draft_len}, replay {m}", loc="left")
+            ax.set_title(brief(ax, f"{label}: n = {n} of {draft_len}, replay {m}",
+                               f"n = {n}: replay {m}"), loc="left")
             ax.set_xlabel("window position (b = bonus token)")
-            ax.text(0.03, 0.97,
-                    f"max|Δo| = {do:.3g}   max|ΔS| = {ds:.3g}\n"
-                    f"chunked form: |Δ| < {case.chunked_tol:.0e} {ok}\n"
-                    f"conv history cut at {m}: {cut}\n"
-                    f"  left uncut: next max|Δo| = {conv.next_off_uncut:.2g}",
-                    transform=ax.transAxes, va="top", fontsize=7.5, family="DejaVu Sans Mono")
-        if present:
-            axes[0].set_ylabel(f"‖o_t‖ ({dtype})")
-            handles = axes[-1].get_lines()
-            fig.legend(handles, ["all folded in", "committed", "replay"], ncols=len(handles),
-                       loc="outside upper center")
-        else:
-            axes[0].set_ylabel(f"‖o_t‖ over heads ({dtype})")
-            axes[-1].legend(loc="lower right", fontsize=7.5)
+            # presenting: the checks' verdicts only; the uncut conv offset is in the lesson
+            shorten(ax.text(0.03, 0.97,
+                            f"max|Δo| = {do:.3g}   max|ΔS| = {ds:.3g}\n"
+                            f"chunked form: |Δ| < {case.chunked_tol:.0e} {ok}\n"
+                            f"conv history cut at {m}: {cut}\n"
+                            f"  left uncut: next max|Δo| = {conv.next_off_uncut:.2g}",
+                            transform=ax.transAxes, va="top", fontsize=7.5,
+                            family="DejaVu Sans Mono"),
+                    f"|Δo| = {do:.2g}, |ΔS| = {ds:.2g}\nchunked {ok}  conv {cut}")
+        axes[0].set_ylabel(brief(axes[0], f"‖o_t‖ over heads ({dtype})", f"‖o_t‖ ({dtype})"))
+        axes[-1].legend(loc="lower right", fontsize=7.5)
     return FigureResult(fig, metrics)
