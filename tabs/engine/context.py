@@ -15,7 +15,16 @@ from core.kda.parallel import CPGeometry, cp_crossover, cp_sweep, k3_cp, toy_cp
 from core.model.manifest import shipped_dims as dims
 from tabs.axes import plain_log
 from tabs.engine.common import RANKS
-from tabs.figure import FigureResult, is_presenting, lab_figure, layout_edge
+from tabs.figure import (
+    FigureResult,
+    Projector,
+    arranged,
+    brief,
+    is_presenting,
+    lab_figure,
+    layout_edge,
+    shorten,
+)
 from tabs.palette import ROLE
 from tabs.units import fmt_bytes
 
@@ -58,59 +67,62 @@ def _tokens_axis(axis, lo: float, hi: float, every: int) -> None:
     axis.set_major_formatter(FuncFormatter(label))
 
 
-# Presenting: the three series in a few words, one legend row under the panels.
+LABELS = ("KDA: all-gather of P - 1 (S, M) messages + conv halo",
+          "MLA: ring passes (P - 1)/P of the KV latents",
+          "KDA scan: one message, P - 1 hops in a row")
+# A projector: the three series in a few words (one legend row under the panels), shorter
+# axis labels; the crossover panel's legend dropped (its lines are named at their start).
 SHORT = ("KDA all-gather", "MLA ring", "KDA scan (P - 1 hops)")
+LOOK = Projector(words={**dict(zip(LABELS, SHORT, strict=True)),
+                        "sequence length T (tokens)": "tokens T",
+                        "crossover T* (tokens, per layer)": "T* (tokens)",
+                        "Crossover vs ranks": "Crossover"},
+                 legends=("hide", "keep"))
 
 
-def _volume(ax, geo: CPGeometry, P: int, present: bool, first: bool) -> dict[str, float]:
+def _volume(ax, geo: CPGeometry, P: int, first: bool) -> dict[str, float]:
     lo, hi = TOKENS[geo.name]
     T = np.unique(np.geomspace(lo, hi, 49).astype(int))
     sw = cp_sweep(geo, P, tuple(int(t) for t in T))
     kda = np.array([p.kda for p in sw.points], float)
     mla = np.array([p.mla_ring for p in sw.points], float)
-    ax.loglog(T, kda, color=ROLE["kda"], lw=2.2, label="KDA: all-gather of P - 1 (S, M) "
-              "messages + conv halo")
-    ax.loglog(T, mla, color=ROLE["mla"], lw=2.2, label="MLA: ring passes (P - 1)/P of the KV "
-              "latents")
+    ax.loglog(T, kda, color=ROLE["kda"], lw=2.2, label=LABELS[0])
+    ax.loglog(T, mla, color=ROLE["mla"], lw=2.2, label=LABELS[1])
     ax.loglog(T, [sw.points[0].kda_scan] * len(T), color=ROLE["kda"], ls=":", lw=1.2,
-              label="KDA scan: one message, P - 1 hops in a row")
+              label=LABELS[2])
     x = sw.crossover
     assert x is not None
     y = float(sw.points[0].kda)
     ax.axvline(x, color=ROLE["annotation"], ls="--", lw=0.9)
     ax.plot([x], [y], "o", color=ROLE["annotation"], ms=6, zorder=4)
-    if present:  # on the side of the dot with room: not into the tick labels or off the plot
-        right = math.log(x / lo) / math.log(hi / lo) < 0.55
-        ax.annotate(f"T* = {x:,.0f}", (x, y), xytext=(6, -6) if right else (-6, 6),
-                    textcoords="offset points", ha="left" if right else "right",
-                    va="top" if right else "bottom", fontsize=8, color=ROLE["annotation"])
-    else:
-        ax.annotate(f"crossover\nT* = {x:,.0f} tokens", (x, y), xytext=(-8, 12),
-                    textcoords="offset points", ha="right", fontsize=8,
-                    color=ROLE["annotation"])
+    # a projector: T* alone, on the side of the dot with room (not into the tick labels or
+    # off the plot)
+    right = math.log(x / lo) / math.log(hi / lo) < 0.55
+    side = {"xytext": (6, -6), "ha": "left", "va": "top"} if right else \
+        {"xytext": (-6, 6), "ha": "right", "va": "bottom"}
+    shorten(ax.annotate(f"crossover\nT* = {x:,.0f} tokens", (x, y), textcoords="offset points",
+                        fontsize=8, color=ROLE["annotation"],
+                        **arranged({"xytext": (-8, 12), "ha": "right"}, side)),
+            f"T* = {x:,.0f}")
     ax.set_xlim(lo, hi)
-    _tokens_axis(ax.xaxis, lo, hi, every=4 if present else 2)
+    _tokens_axis(ax.xaxis, lo, hi, every=arranged(2, 4))
     ylo = min(sw.points[0].kda_scan, mla[0]) / 4
     yhi = max(kda[-1], mla[-1]) * 4
     ax.set_ylim(ylo, yhi)
     _bytes_axis(ax.yaxis, ylo, yhi)
-    if present:  # one y label for both volume panels, T* named in the x label
-        ax.set_xlabel("tokens T")
-        if first:
-            ax.set_ylabel("bytes per rank, per layer")
-        ax.set_title(f"{'Toy' if geo.name == 'toy' else 'K3'} dims, P = {P}", loc="left")
-    else:
-        ax.set_xlabel("sequence length T (tokens)")
-        ax.set_ylabel("bytes received per rank, per layer")
-        # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
-        ax.set_title(f"{'Toy model' if geo.name == 'toy' else 'K3'} dims, P = {P}", loc="left",
-                     y=1.0)
+    ax.set_xlabel("sequence length T (tokens)")
+    # a projector: one y label for both volume panels
+    shorten(ax.set_ylabel("bytes received per rank, per layer"),
+            "bytes per rank, per layer" if first else "")
+    # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
+    ax.set_title(brief(ax, f"Toy model dims, P = {P}", f"Toy dims, P = {P}")
+                 if geo.name == "toy" else f"K3 dims, P = {P}", loc="left", y=1.0)
     return {"crossover": x, "model_crossover": float(sw.model_crossover or 0.0),
             "kda_bytes": float(sw.points[0].kda), "scan_bytes": float(sw.points[0].kda_scan),
             "mla_bytes_per_token": float(geo.mla_bytes_per_token)}
 
 
-def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int, present: bool) -> dict[str, float]:
+def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int) -> dict[str, float]:
     ranks = np.unique(np.geomspace(RANKS[0], RANKS[1], 40).astype(int))
     out = {}
     for geo in geos:
@@ -119,30 +131,26 @@ def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int, present: bool) -> dict
         here = cp_crossover(geo, P)
         assert here is not None
         ax.plot([P], [here], "o", color=GEO_COLOR[geo.name], ms=7, mec="white", zorder=4)
-        if present:  # lines named at their start; the value on the side of the dot with room
+        if is_presenting():  # kept: names a projector draws at the lines' start, in place
+            # of the legend it drops (normal mode has no such texts)
             ax.annotate(geo.name, (ranks[0], xs[0]), xytext=(3, 12), textcoords="offset points",
                         fontsize=8, color=GEO_COLOR[geo.name], ha="left", va="bottom")
-        if present and P >= 16:
-            ax.annotate(f"{here:,.0f}", (P, here), xytext=(-6, 6), textcoords="offset points",
-                        fontsize=8, ha="right", va="bottom")
-        else:
-            ax.annotate(f"{here:,.0f}", (P, here), xytext=(6, -4), textcoords="offset points",
-                        fontsize=8, va="top")
+        below = {"xytext": (6, -4), "ha": "left", "va": "top"}
+        # a projector: the value on the side of the dot with room
+        ax.annotate(f"{here:,.0f}", (P, here), textcoords="offset points", fontsize=8,
+                    **arranged(below, {"xytext": (-6, 6), "ha": "right", "va": "bottom"}
+                               if P >= 16 else below))
         out[geo.name] = here
     ax.axvline(P, color=ROLE["annotation"], ls="--", lw=0.9)
     ax.set_xlim(RANKS[0], RANKS[1])
-    plain_log(ax.xaxis, RANKS[0], RANKS[1], base=2, every=2 if present else 1)
+    plain_log(ax.xaxis, RANKS[0], RANKS[1], base=2, every=arranged(1, 2))
     lo, hi = 2.0**8, 2.0**22
     ax.set_ylim(lo, hi)
-    _tokens_axis(ax.yaxis, lo, hi, every=4 if present else 2)
+    _tokens_axis(ax.yaxis, lo, hi, every=arranged(2, 4))
     ax.set_xlabel("ranks P")
-    if present:  # the lines are named at their start instead of in a legend
-        ax.set_ylabel("T* (tokens)")
-        ax.set_title("Crossover", loc="left")
-    else:
-        ax.set_ylabel("crossover T* (tokens, per layer)")
-        ax.set_title("Crossover vs ranks", loc="left", y=1.0)
-        ax.legend(loc="upper left")
+    ax.set_ylabel("crossover T* (tokens, per layer)")
+    ax.set_title("Crossover vs ranks", loc="left", y=1.0)
+    ax.legend(loc="upper left")
     return out
 
 
@@ -173,20 +181,15 @@ def _place(fig, panels: tuple[Axes, Axes, Axes], ranks: int) -> None:
 
 def engine_cp(ranks: int) -> FigureResult:
     toy, k3 = geometries()
-    present = is_presenting()
-    with lab_figure(4.6) as fig:
-        if present:
-            a, b, c = fig.subplots(1, 3, width_ratios=[1.15, 1.15, 0.8])
-        else:  # fixed margins (placed below): constrained layout was ~30% of a redraw
-            fig.set_layout_engine("none")
-            a, b, c = (fig.add_axes((0, 0, 1, 1)) for _ in range(3))
-        m_toy = _volume(a, toy, ranks, present, first=True)
-        m_k3 = _volume(b, k3, ranks, present, first=False)
-        _crossovers(c, (toy, k3), ranks, present)
+    # normal mode: fixed margins (placed by _place): constrained layout was ~30% of a redraw
+    with lab_figure(4.6, look=LOOK,
+                    place=lambda fig: _place(fig, tuple(fig.axes), ranks)) as fig:
+        a, b, c = fig.subplots(1, 3, width_ratios=[1.15, 1.15, 0.8])
+        m_toy = _volume(a, toy, ranks, first=True)
+        m_k3 = _volume(b, k3, ranks, first=False)
+        _crossovers(c, (toy, k3), ranks)
         handles, labels = a.get_legend_handles_labels()
-        fig.legend(handles, SHORT if present else labels, loc="outside lower center", ncol=3)
-        if not present:
-            _place(fig, (a, b, c), ranks)
+        fig.legend(handles, labels, loc="outside lower center", ncol=3)
     metrics: dict[str, float | int] = {"ranks": ranks}
     for name, m in (("toy", m_toy), ("k3", m_k3)):
         metrics |= {f"{name}_{k}": v for k, v in m.items()}
