@@ -5,50 +5,43 @@ from __future__ import annotations
 
 from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 
 
 def draw_memory(snap: ServeSnapshot) -> FigureResult:
     p = snap.pages
-    present = is_presenting()
     parts = [("this request: KDA state", "request KDA", p.request_kda, ROLE["kda"], 1.0),
              ("this request: MLA KV", "request MLA", p.request_mla, ROLE["mla"], 1.0),
              ("prefix cache: KDA checkpoints", "cached KDA", p.cache_kda, ROLE["kda"], 0.4),
              ("prefix cache: MLA KV", "cached MLA", p.cache_mla, ROLE["mla"], 0.4),
              ("free", "free", p.free, ROLE["empty"], 1.0)]
     computed = snap.prompt_tokens - snap.reused_tokens
-    with lab_figure(3.3) as fig:
-        ax, bx = fig.subplots(1, 2, width_ratios=[1.4 if present else 1.6, 1])
+    # a projector: both legends in one below the panels (no room for one under each)
+    with lab_figure(3.3, look=Projector(legends="below")) as fig:
+        ax, bx = fig.subplots(1, 2, width_ratios=[arranged(1.6, 1.4), 1])
         left = 0
         for long, short, n, colour, alpha in parts:
-            label = short if present else long
             ax.barh(0, n, left=left, color=colour, alpha=alpha, edgecolor="white",
-                    label=f"{label} ({n})")
+                    label=brief(ax, f"{long} ({n})", f"{short} ({n})"))
             left += n
         ax.set_xlim(0, p.total)
         ax.set_yticks([])
         ax.set_xlabel(f"pages of the pool ({p.total} in all)")
         ax.set_title("Where the pool's pages are", loc="left")
         bx.barh(0, snap.reused_tokens, color=ROLE["hit"],
-                label="reused" if present else "reused from the prefix cache")
+                label=brief(bx, "reused from the prefix cache", "reused"))
         bx.barh(0, computed, left=snap.reused_tokens, color=ROLE["neutral"],
-                label="computed" if present else "computed by prefill")
+                label=brief(bx, "computed by prefill", "computed"))
         bx.set_xlim(0, max(snap.prompt_tokens, 1))
         bx.set_yticks([])
         bx.set_xlabel("prompt tokens")
-        if present:  # one legend row under both panels: no room for one under each
-            bx.set_title(f"{snap.reused_tokens} of {snap.prompt_tokens} tokens reused",
-                         loc="left")
-            handles = [*ax.get_legend_handles_labels()[0], *bx.get_legend_handles_labels()[0]]
-            fig.legend(handles=handles, loc="outside lower center", ncols=4)
-        else:
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,
-                      fontsize=9)
-            bx.set_title(f"Prompt: {snap.reused_tokens} of {snap.prompt_tokens} tokens reused",
-                         loc="left")
-            bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1, frameon=False,
-                      fontsize=9)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False,
+                  fontsize=9)
+        reused = f"{snap.reused_tokens} of {snap.prompt_tokens} tokens reused"
+        bx.set_title(brief(bx, f"Prompt: {reused}", reused), loc="left")
+        bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1, frameon=False,
+                  fontsize=9)
     metrics = {"pages_total": p.total, "pages_free": p.free, "request_kda": p.request_kda,
                "request_mla": p.request_mla, "cache_kda": p.cache_kda, "cache_mla": p.cache_mla,
                "prompt_tokens": snap.prompt_tokens, "reused_tokens": snap.reused_tokens}
