@@ -11,7 +11,7 @@ from matplotlib.patches import Patch
 
 from core.experiments.routing import setting
 from core.routing.disk import disk as disk_preset
-from tabs.figure import FigureResult, Projector, brief, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import ARM_NAMES
 from tabs.units import MIB
@@ -31,8 +31,8 @@ def _bars(ax, title: str, ylabel: str) -> np.ndarray:
     return x
 
 
-def _hits(ax, arms, belady: float, present: bool) -> None:
-    x = _bars(ax, "Hit rate" if present else "Hit rate (gets served from memory)",
+def _hits(ax, arms, belady: float) -> None:
+    x = _bars(ax, brief(ax, "Hit rate (gets served from memory)", "Hit rate"),
               "% of expert gets")
     for i, a in enumerate(ARM_NAMES):
         r = arms[a]
@@ -42,22 +42,21 @@ def _hits(ax, arms, belady: float, present: bool) -> None:
         ax.text(x[i], res + pre + 2, f"{res + pre:.0f}%", ha="center", va="bottom", fontsize=10,
                 fontweight="bold")
     ax.axhline(100 * belady, color=ROLE["reference"], ls=":", lw=1.4)
-    ax.set_ylim(0, 145 if present else 128)  # presenting: room for a two-row legend
+    ax.set_ylim(0, arranged(128, 145))  # a projector: room for a two-row legend
     ax.set_yticks(range(0, 101, 20))
-    belady_label = f"Belady ({100 * belady:.0f}%)" if present else \
-        f"Belady, open-loop replay ({100 * belady:.0f}%)"
-    ax.legend(handles=[Patch(color=ROLE["hit"], label="resident" if present else
-                             "already resident"),
+    belady_label = brief(ax, f"Belady, open-loop replay ({100 * belady:.0f}%)",
+                         f"Belady ({100 * belady:.0f}%)")
+    ax.legend(handles=[Patch(color=ROLE["hit"], label=brief(ax, "already resident", "resident")),
                        Patch(color=ROLE["prefetch"], label="loaded ahead"),
                        Line2D([], [], color=ROLE["reference"], ls=":", lw=1.4,
                               label=belady_label)],
-              loc="upper center", ncols=2 if present else 3, fontsize=8, handlelength=1.5,
+              loc="upper center", ncols=arranged(3, 2), fontsize=8, handlelength=1.5,
               columnspacing=0.8)
 
 
-def _quality(ax, arms, present: bool) -> None:
-    x = _bars(ax, "Δ NLL vs stock (± 1 SE)" if present else
-              "Quality cost: Δ NLL vs stock (± one standard error)", "nats per byte")
+def _quality(ax, arms) -> None:
+    x = _bars(ax, brief(ax, "Quality cost: Δ NLL vs stock (± one standard error)",
+                        "Δ NLL vs stock (± 1 SE)"), "nats per byte")
     vals = [arms[a].delta_nll for a in ARM_NAMES]
     lim = max(0.05, 1.4 * max(abs(arms[a].delta_nll) + arms[a].nll_se for a in ARM_NAMES))
     for i, v in enumerate(vals):
@@ -68,10 +67,11 @@ def _quality(ax, arms, present: bool) -> None:
             ax.errorbar([x[i]], [v], yerr=[se], color=ROLE["reference"], capsize=4, lw=1.2)
         word = "0 exactly" if v == 0 else f"{v:+.3f}"
         up = v >= 0
-        small = present and v == 0  # "0 exactly" in bold would run into the next bar
+        bold = {"fontsize": 10, "fontweight": "bold"}
+        # a projector: "0 exactly" in bold would run into the next bar
+        style = arranged(bold, {"fontsize": 8, "fontweight": "normal"}) if v == 0 else bold
         ax.text(x[i], v + (se + 0.04 * lim if up else -se - 0.04 * lim), word, ha="center",
-                va="bottom" if up else "top", fontsize=8 if small else 10,
-                fontweight="normal" if small else "bold")
+                va="bottom" if up else "top", **style)
     ax.axhline(0, color=ROLE["reference"], lw=0.8)
     ax.set_ylim(min(-0.25 * lim, 1.3 * min(vals)), lim)
 
@@ -123,14 +123,14 @@ def _io(ax, arms, preset: str) -> dict[str, float]:
     return out
 
 
-def _title(s, sw, arms) -> str:
-    if is_presenting():  # what the arms are, and the trace, are in the lesson
-        return f"{s.capacity} of {sw.n_experts_total} experts cached; {s.words()}"
+def _title(fig, s, sw, arms) -> str:
     frac = sw.n_experts_total // s.capacity
     title = (f"{FRACTION_WORDS.get(frac, 'A')} cache ({s.capacity} of {sw.n_experts_total} "
              f"experts), {s.words()}; both = routing + PILOT prefetch; "
              f"{arms['stock'].positions} held-out bytes")
-    return title[0].upper() + title[1:]
+    # a projector: what the arms are, and the trace, are in the lesson
+    return brief(fig, title[0].upper() + title[1:],
+                 f"{s.capacity} of {sw.n_experts_total} experts cached; {s.words()}")
 
 
 def routing_arms(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
@@ -139,10 +139,9 @@ def routing_arms(M: int, J: int, method: str, alpha: float, capacity: str) -> Fi
     arms, sw = s.arms, s.sweep
     with lab_figure(3.9) as fig:
         hit, nll = fig.subplots(1, 2, sharex=True)
-        present = is_presenting()
-        _hits(hit, arms, sw.belady_rate, present)
-        _quality(nll, arms, present)
-        fig.suptitle(_title(s, sw, arms), fontsize=10.5, x=0.01,
+        _hits(hit, arms, sw.belady_rate)
+        _quality(nll, arms)
+        fig.suptitle(_title(fig, s, sw, arms), fontsize=10.5, x=0.01,
                      ha="left")
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label(),
                                              "belady_ceiling": sw.belady_rate,
@@ -164,7 +163,7 @@ def routing_io(M: int, J: int, method: str, alpha: float, capacity: str,
         mb, io = fig.subplots(1, 2, sharex=True)
         _bytes(mb, arms)
         ms = _io(io, arms, disk)
-        fig.suptitle(_title(s, sw, arms), fontsize=10.5, x=0.01,
+        fig.suptitle(_title(fig, s, sw, arms), fontsize=10.5, x=0.01,
                      ha="left")
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label(),
                                              "disk": disk, "positions": arms["stock"].positions}
