@@ -13,13 +13,17 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from core.experiments.engine import run
 from core.model.manifest import shipped_dims as dims
 from tabs.engine.common import MAX_PASSES
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.units import KIB, fmt_bytes
 
 EMPTY, PENDING, ACCEPTED, REJECTED = range(4)
 CELLS = ListedColormap([ROLE["empty"], ROLE["neutral"], ROLE["accepted"], ROLE["rejected"]])
 DIM = 0.78  # white veil over the passes still to come
+# A projector: short titles, labels and keys, both legends gathered in one row above the panels.
+KEYS = {"pending token (always kept)": "pending", "accepted draft": "accepted",
+        "rejected draft": "rejected", "replayed after the rollback": "replayed",
+        "window kept whole: nothing moved": "kept whole"}
 
 
 def shown_passes(step: int, n: int) -> tuple[int, str]:
@@ -47,8 +51,9 @@ def engine_timeline(draft_len: int, kind: str, step: int = MAX_PASSES) -> Figure
         grid[1 + p.accepted : 1 + p.drafted, j] = REJECTED
     n_kda = dims().n_kda
     moved = np.array([p.moved_bytes for p in passes]) / KIB  # [pass] KiB
-    present = is_presenting()  # short titles and labels, one legend row between the panels
-    with lab_figure(5.2) as fig:
+    look = Projector(words={**KEYS, **{f"draft {i}": str(i) for i in range(1, g + 1)}},
+                     legends="above")
+    with lab_figure(5.2, look=look) as fig:
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[1.5, 1])
         top.pcolormesh(np.arange(n + 1) - 0.5, np.arange(g + 2) - 0.5, grid, cmap=CELLS,
                        vmin=-0.5, vmax=3.5, edgecolors="white", linewidth=0.8)
@@ -59,32 +64,24 @@ def engine_timeline(draft_len: int, kind: str, step: int = MAX_PASSES) -> Figure
         top.grid(False)
         top.set_xlim(-0.5, n - 0.5)
         top.set_ylim(-0.5, g + 0.5)
-        if present:  # draft numbers alone (every other one past 5), the pass range below
-            every = 2 if g > 5 else 1
-            rows = [0] + list(range(every, g + 1, every))
-            top.set_yticks(rows, ["pending"] + [str(i) for i in rows[1:]])
-            top.set_ylabel("draft")
-            top.set_title(f"{kind}, gamma {g}: in all {r.accepted} of {r.drafted} accepted, "
-                          f"{r.rollbacks} rollbacks", loc="left", fontsize=10)
-        else:
-            top.set_yticks(range(g + 1), ["pending"] + [f"draft {i}" for i in range(1, g + 1)])
-            top.set_ylabel("window position")
-            top.set_title(f"{kind}, gamma {g}, {words}; in all {r.accepted} of {r.drafted} "
-                          f"drafts accepted, {r.rollbacks} rollbacks", loc="left", fontsize=10)
+        # a projector: draft numbers alone (every other one past 5), the pass range below
+        every = 2 if g > 5 else 1
+        rows = arranged(list(range(g + 1)), [0] + list(range(every, g + 1, every)))
+        top.set_yticks(rows, ["pending"] + [f"draft {i}" for i in rows[1:]])
+        top.set_ylabel(brief(top, "window position", "draft"))
+        top.set_title(brief(top, f"{kind}, gamma {g}, {words}; in all {r.accepted} of "
+                            f"{r.drafted} drafts accepted, {r.rollbacks} rollbacks",
+                            f"{kind}, gamma {g}: in all {r.accepted} of {r.drafted} accepted, "
+                            f"{r.rollbacks} rollbacks"), loc="left", fontsize=10)
         _veil(top, k, n)
         replayed = Line2D([], [], ls="", marker="o", mfc="white", mec=ROLE["reference"], ms=4,
-                          label="replayed" if present else "replayed after the rollback")
-        kept_mark = Line2D([], [], ls="", marker="|", ms=9, mew=1.5, color=ROLE["accepted"],
-                           label="kept whole")
+                          label="replayed after the rollback")
         top.legend(handles=[
-            Patch(color=ROLE["neutral"], label="pending" if present else
-                  "pending token (always kept)"),
-            Patch(color=ROLE["accepted"], label="accepted" if present else "accepted draft"),
-            Patch(color=ROLE["rejected"], label="rejected" if present else "rejected draft"),
-            replayed, *([kept_mark] if present else []),
-        ], loc="upper left", bbox_to_anchor=(0, -0.02), ncol=5 if present else 4,
-            fontsize=8 if present else 9,
-            handlelength=1.5 if present else None, columnspacing=1.2 if present else None)
+            Patch(color=ROLE["neutral"], label="pending token (always kept)"),
+            Patch(color=ROLE["accepted"], label="accepted draft"),
+            Patch(color=ROLE["rejected"], label="rejected draft"),
+            replayed,
+        ], loc="upper left", bbox_to_anchor=(0, -0.02), ncol=4, fontsize=9)
         bottom.bar(np.arange(n), moved, width=0.8, color=ROLE["replay"])
         kept = [j for j, p in enumerate(passes) if p.replayed == 0]
         bottom.scatter(kept, [0] * len(kept), marker="|", s=80, color=ROLE["accepted"],
@@ -97,18 +94,15 @@ def engine_timeline(draft_len: int, kind: str, step: int = MAX_PASSES) -> Figure
         moved_so_far = sum(p.moved_bytes for p in passes[:k])
         so_far = (f"{fmt_bytes(r.moved_bytes)} in all" if k == n else
                   f"{fmt_bytes(moved_so_far)} by pass {k} of {n}")
-        if present:  # the kept-whole mark is named in the legend row above
-            bottom.set_xlabel(f"verify pass ({words})")
-            bottom.set_ylabel("KiB moved")
-            bottom.set_title(f"Rollback bytes, {n_kda} KDA layers: {so_far}", loc="left",
-                             fontsize=10)
-        else:
-            bottom.set_xlabel("verify pass")
-            bottom.set_ylabel("KiB read + written\n(S twice, replayed inputs)")
-            bottom.set_title(f"Bytes each rollback moved over the {n_kda} KDA layers: "
-                             + so_far, loc="left", fontsize=10)
-            bottom.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=9,
-                          borderaxespad=0.1)
+        bottom.set_xlabel(brief(bottom, "verify pass", f"verify pass ({words})"))
+        bottom.set_ylabel(brief(bottom, "KiB read + written\n(S twice, replayed inputs)",
+                                "KiB moved"))
+        bottom.set_title(brief(bottom, f"Bytes each rollback moved over the {n_kda} KDA "
+                               f"layers: {so_far}",
+                               f"Rollback bytes, {n_kda} KDA layers: {so_far}"),
+                         loc="left", fontsize=10)
+        bottom.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=9,
+                      borderaxespad=0.1)
         for ax in (top, bottom):
             ax.tick_params(labelsize=9)
     return FigureResult(fig, {
