@@ -1,10 +1,11 @@
 """Figure: per-class budgets under a long burst, measured honestly, beside the wrong P95 that
 counts each rejection as a 2,000,000 s TTFT.
 
-Presentation mode (tabs.figure.presenting) keeps the three panels but lays them out 2 x 2: the
-fates top left, the key (fate colours, SLO line, scenario) top right, RIGHT and WRONG side by side
-below; one-line value labels, mode names without their bound, no n= line and no WRONG footnote
-(the lesson explains the interpolation)."""
+A projector (tabs/projector.py) keeps the three panels but arranges them 2 x 2 (arranged()): the
+fates top left, a key cell (fate colours, SLO line, scenario) top right in place of the panels'
+own legends, RIGHT and WRONG side by side below; in its words (brief(), shorten()): one-line
+value labels, mode names without their bound, no n= line and no WRONG footnote (the lesson
+explains the interpolation)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,25 @@ from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.transforms import ScaledTranslation
 
 from core.experiments.fleet_sim import BURST_S, MODES, budget_runs
 from core.fleet.budgets import CLASSES
 from core.fleet.config import DEMO_BUDGET
 from core.fleet.metrics import SEED_SENTINEL, naive_p95_by_class
 from core.fleet.result import SimResult
-from tabs.figure import FigureResult, is_presenting, lab_figure, snap_layout
+from tabs.figure import (
+    FigureResult,
+    Projector,
+    arranged,
+    brief,
+    lab_figure,
+    shorten,
+    snap_layout,
+)
 from tabs.fleet_sim.common import CLASS_COLORS
 from tabs.palette import ROLE
 
@@ -45,6 +56,11 @@ FATES = (("hit", "met SLO"), ("miss", "admitted, late"), ("rejected", "rejected"
 # Presentation: a P95 label in a short panel often crosses its SLO line; it stays legible on white.
 LABEL_BOX = {"fc": "white", "ec": "none", "pad": 0.5, "alpha": 0.85}
 FATES_SHORT = {"hit": "met SLO", "miss": "late", "rejected": "rejected"}
+# The panels' cells: normal mode places its three by hand (RECTS); a projector lays out 2 x 2
+# with a key cell (the panels' legends hidden: fate, key, p95 is the order of the axes legends).
+GRID = ([["fate", "p95", "wrong"]], [["fate", "key"], ["p95", "wrong"]])
+LEGENDS = ("hide", "keep", "hide")
+MODE_DROP_PT = 17  # a projector's mode names sit this far under the axis (its panels are short)
 
 
 def _x(m: int, k: int) -> float:
@@ -105,23 +121,23 @@ def _bars(runs: tuple[SimResult, ...], long_burst: int, long_budget: int) -> _Ba
                  fate_labels=labels, n_labels=ns, attainments=att, metrics=metrics)
 
 
-def _ticks(ax: Axes, present: bool, extra: list[str] | None = None) -> None:
-    """Class names under each bar (plus an optional second line), mode names under each pair."""
+def _ticks(ax: Axes, extra: list[str] | None = None) -> None:
+    """Class names under each bar (plus an optional second line, which a projector leaves out),
+    mode names under each pair."""
     names = [CLASSES[k] for _ in MODES for k in range(len(CLASSES))]
     if extra:
-        names = [f"{n}\n{e}" for n, e in zip(names, extra, strict=True)]
+        names = [brief(ax, f"{n}\n{e}", n) for n, e in zip(names, extra, strict=True)]
     ax.set_xticks(XS, names, fontsize=6.5 if extra else 7)
     ax.set_xlim(-0.55, 2.55)
     ax.grid(False, axis="x")
+    # normal mode: under the tick labels, in axes fractions; a projector's panels are short, so
+    # there the names sit MODE_DROP_PT under the axis, below the one-line class names
+    y, drop = arranged((-0.2 if extra else -0.12, None),
+                       (0.0, ScaledTranslation(0, -MODE_DROP_PT / 72, ax.figure.dpi_scale_trans)))
+    where = ax.get_xaxis_transform() if drop is None else ax.get_xaxis_transform() + drop
     for m, mode in enumerate(MODES):
-        if present:  # below the one-line class names, in points: the panels are short
-            ax.annotate(MODE_SHORT[mode], (m, 0), xycoords=ax.get_xaxis_transform(),
-                        xytext=(0, -17), textcoords="offset points", ha="center", va="top",
-                        fontsize=8, fontweight="bold")
-        else:
-            ax.text(m, -0.2 if extra else -0.12, MODE_LINES[mode], ha="center", va="top",
-                    fontsize=8, fontweight="bold", linespacing=1.1,
-                    transform=ax.get_xaxis_transform())
+        ax.text(m, y, brief(ax, MODE_LINES[mode], MODE_SHORT[mode]), ha="center", va="top",
+                fontsize=8, fontweight="bold", linespacing=1.1, transform=where)
 
 
 def _log_top(values: list[float], frac: float, floor: float) -> float:
@@ -159,103 +175,87 @@ def _short(v: float) -> str:
     return f"{v:.0f}" if v >= 10 else f"{v:.2g}"
 
 
-def _fate(ax: Axes, d: _Bars, long_burst: int, long_budget: int, present: bool) -> None:
+def _fate(ax: Axes, d: _Bars, long_burst: int, long_budget: int) -> None:
     bottom = np.zeros(len(XS))
     for j, (role, _) in enumerate(FATES):
         ax.bar(XS, d.shares[:, j], W, bottom=bottom, color=ROLE[role], lw=0)
         bottom += d.shares[:, j]
-    if present:
-        for x, a in zip(XS, d.attainments, strict=True):
-            ax.text(x, 101, f"{a:.0%}", ha="center", va="bottom", fontsize=8)
-        ax.set_ylim(0, 128)
-        ax.set_yticks([0, 50, 100])
-        ax.set_title("SLO met, % of offered")
-        _ticks(ax, present)
-        return
-    for x, label in zip(XS, d.fate_labels, strict=True):
-        ax.text(x, 101, label, ha="center", va="bottom", fontsize=7, linespacing=1.1)
-    ax.set_ylim(0, 140)
+    for x, label, a in zip(XS, d.fate_labels, d.attainments, strict=True):
+        shorten(ax.text(x, 101, label, ha="center", va="bottom", fontsize=7, linespacing=1.1),
+                f"{a:.0%}")
+    ax.set_ylim(0, arranged(140, 128))  # a projector: one-line labels and no legend above
     ax.set_yticks([0, 25, 50, 75, 100])
-    ax.set_ylabel("% of offered requests")
-    ax.set_title("SLO attainment (%), goodput (/s)")
+    ax.set_ylabel(brief(ax, "% of offered requests", ""))
+    ax.set_title(brief(ax, "SLO attainment (%), goodput (/s)", "SLO met, % of offered"))
     ax.legend(handles=[Patch(color=ROLE[r], label=lbl) for r, lbl in FATES],
               loc="upper center", ncols=3, fontsize=7, handlelength=1.2, columnspacing=0.8,
               title_fontsize=7, title=f"{long_burst} long requests in {BURST_S[0]:g}-"
                                       f"{BURST_S[1]:g} s, long budget {long_budget}")
-    _ticks(ax, present)
+    _ticks(ax)
 
 
-def _slo_handle(slo: tuple[float, ...], present: bool) -> Line2D:
-    words = "SLO" if present else "TTFT SLO"
-    return Line2D([], [], color=ROLE["reference"], lw=1.5,
-                  label=f"{words} ({slo[0]:g} s, {slo[1]:g} s)")
+def _slo_label(slo: tuple[float, ...]) -> str:
+    return f"TTFT SLO ({slo[0]:g} s, {slo[1]:g} s)"
 
 
-def _p95(ax: Axes, d: _Bars, slo: tuple[float, ...], present: bool) -> None:
+def _slo_handle(slo: tuple[float, ...]) -> Line2D:
+    return Line2D([], [], color=ROLE["reference"], lw=1.5, label=_slo_label(slo))
+
+
+def _p95(ax: Axes, d: _Bars, slo: tuple[float, ...]) -> None:
     ax.bar(XS, d.p95s, W, color=d.colors)
     ax.hlines(d.slos, XS - W / 2, XS + W / 2, color=ROLE["reference"], lw=1.5)
-    # Presentation: the SLO key sits in its own panel, so only the value labels need room.
-    bottom_s, top_s = p95_limits(d.p95s, TOP_FRAC if present else LEGEND_FRAC)
+    # A projector: the SLO key sits in its own cell, so only the value labels need room.
+    bottom_s, top_s = p95_limits(d.p95s, arranged(LEGEND_FRAC, TOP_FRAC))
     for x, v in zip(XS, d.p95s, strict=True):
         if math.isnan(v):
-            ax.text(x, bottom_s * 1.3, "no latency" if present else "n=0: no latency",
-                    ha="center", va="bottom", rotation=90, fontsize=7, color=ROLE["miss"])
+            shorten(ax.text(x, bottom_s * 1.3, "n=0: no latency", ha="center", va="bottom",
+                            rotation=90, fontsize=7, color=ROLE["miss"]), "no latency")
         else:
-            ax.text(x, v * LABEL_UP, _short(v) if present else f"{v:.2f}", ha="center",
-                    va="bottom", fontsize=7, bbox=LABEL_BOX if present else None)
+            # a projector's short panel: a label often crosses its SLO line, so it sits on white
+            shorten(ax.text(x, v * LABEL_UP, f"{v:.2f}", ha="center", va="bottom", fontsize=7,
+                            bbox=arranged(None, LABEL_BOX)), _short(v))
     ax.set_yscale("log")
     ax.set_ylim(bottom_s, top_s)
-    ax.set_yticks(*_decade_ticks(bottom_s, top_s, 2 if present else 1))
+    ax.set_yticks(*_decade_ticks(bottom_s, top_s))
     ax.minorticks_off()
-    if present:
-        ax.set_ylabel("P95 (s)")
-        ax.set_title("RIGHT: P95 of admitted")
-        _ticks(ax, present)
-        return
-    ax.set_ylabel("P95 TTFT (s, log)")
-    ax.set_title("RIGHT: P95, admitted only")
+    ax.set_ylabel(brief(ax, "P95 TTFT (s, log)", "P95 (s)"))
+    ax.set_title(brief(ax, "RIGHT: P95, admitted only", "RIGHT: P95 of admitted"))
     # The tick labels name the classes: the legend only keys the SLO line.
-    ax.legend(handles=[_slo_handle(slo, present)], loc="upper left", fontsize=7)
-    _ticks(ax, present, d.n_labels)
+    ax.legend(handles=[_slo_handle(slo)], loc="upper left", fontsize=7)
+    _ticks(ax, d.n_labels)
 
 
-def _wrong(ax: Axes, d: _Bars, present: bool) -> None:
+def _wrong(ax: Axes, d: _Bars) -> None:
     ax.bar(XS, d.wrongs, W, color=d.colors, hatch="xx", edgecolor=ROLE["rejected"], lw=0.5)
     for x, bad in zip(XS, d.wrongs, strict=True):
         if bad < SEED_SENTINEL:
-            ax.text(x, bad * 1.3, _short(bad) if present else f"{bad:.2f}", ha="center",
-                    va="bottom", fontsize=7)
+            shorten(ax.text(x, bad * 1.3, f"{bad:.2f}", ha="center", va="bottom", fontsize=7),
+                    _short(bad))
     ax.set_yscale("log")
     ax.set_ylim(0.05, 5e8)
-    if present:
-        ax.set_yticks([0.1, 100, 1e5], ["0.1", "100", "100k"])
-    else:
-        ax.set_yticks([0.1, 10, 1e3, 1e5, 1e7], ["0.1", "10", "1k", "100k", "10M"])
+    ax.set_yticks([0.1, 10, 1e3, 1e5, 1e7], ["0.1", "10", "1k", "100k", "10M"])
     ax.minorticks_off()
     ax.axhline(SEED_SENTINEL, color=ROLE["rejected"], ls="--", lw=1)
-    if present:
-        ax.set_ylabel("'P95' (s)")  # the key names the dashed line
-        ax.set_title("WRONG: rejections as TTFT", color=ROLE["miss"])
-        _ticks(ax, present)
-        return
-    ax.set_ylabel("'P95 TTFT' (s, log)")
-    ax.text(2.55, SEED_SENTINEL * 2.2, f"rejection = {SEED_SENTINEL:,.0f} s", ha="right",
-            fontsize=7, color=ROLE["rejected"])
-    ax.set_title("WRONG: rejections as a TTFT", color=ROLE["miss"])
+    ax.set_ylabel(brief(ax, "'P95 TTFT' (s, log)", "'P95' (s)"))  # a projector's key: the line
+    shorten(ax.text(2.55, SEED_SENTINEL * 2.2, f"rejection = {SEED_SENTINEL:,.0f} s", ha="right",
+                    fontsize=7, color=ROLE["rejected"]), "")
+    ax.set_title(brief(ax, "WRONG: rejections as a TTFT", "WRONG: rejections as TTFT"),
+                 color=ROLE["miss"])
     # NOTE: with exactly 5% rejected, 0.95 (n - 1) falls 0.05 of the way from the largest
     # admitted TTFT to the first sentinel, so the interpolated P95 is ~0.05 x the sentinel.
-    ax.text(0.03, 0.97, f"P95 interpolates: 5% of a class rejected\nmakes it "
-            f"~{0.05 * SEED_SENTINEL:,.0f} s; a few more, the sentinel.",
-            transform=ax.transAxes, va="top", fontsize=7, color=ROLE["miss"])
-    _ticks(ax, present)
+    shorten(ax.text(0.03, 0.97, f"P95 interpolates: 5% of a class rejected\nmakes it "
+                    f"~{0.05 * SEED_SENTINEL:,.0f} s; a few more, the sentinel.",
+                    transform=ax.transAxes, va="top", fontsize=7, color=ROLE["miss"]), "")
+    _ticks(ax)
 
 
 def _key(ax: Axes, slo: tuple[float, ...], long_burst: int, long_budget: int) -> None:
-    """Presentation only: the fate colours, the SLO and sentinel lines and the scenario, in
-    their own cell."""
+    """A projector's key cell (GRID): the fate colours, the SLO and sentinel lines and the
+    scenario, what the panels' hidden legends and the sentinel's label say in normal mode."""
     ax.set_axis_off()
     ax.legend(handles=[*(Patch(color=ROLE[r], label=FATES_SHORT[r]) for r, _ in FATES),
-                       _slo_handle(slo, True),
+                       _slo_handle(slo),
                        Line2D([], [], color=ROLE["rejected"], ls="--", lw=1,
                               label=f"rejection = {SEED_SENTINEL / 1e6:g}M s")],
               loc="center left", bbox_to_anchor=(0.0, 0.5), ncols=2, fontsize=8,
@@ -263,21 +263,25 @@ def _key(ax: Axes, slo: tuple[float, ...], long_burst: int, long_budget: int) ->
               title=f"{long_burst} long in {BURST_S[0]:g}-{BURST_S[1]:g} s, budget {long_budget}")
 
 
+def _place(fig: Figure) -> None:
+    """Normal mode: the three panels where constrained layout put them (RECTS)."""
+    for ax, rect in zip(fig.axes, RECTS, strict=True):
+        ax.set_position(rect)
+
+
 def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureResult:
     runs = budget_runs(long_burst, long_budget, seed)
     d = _bars(runs, long_burst, long_budget)
     slo = runs[0].config.slo_s
-    present = is_presenting()
-    with lab_figure(4.3) as fig:
-        if present:
-            grid = fig.subplot_mosaic([["fate", "key"], ["p95", "wrong"]])
-            fate, p95, wrong = grid["fate"], grid["p95"], grid["wrong"]
+    look = Projector(words={_slo_label(slo): f"SLO ({slo[0]:g} s, {slo[1]:g} s)"},
+                     legends=LEGENDS)
+    # normal mode: fixed margins (_place), constrained layout was ~1/4 of a redraw
+    with lab_figure(4.3, look=look, place=_place) as fig:
+        grid = fig.subplot_mosaic(arranged(*GRID))
+        _fate(grid["fate"], d, long_burst, long_budget)
+        _p95(grid["p95"], d, slo)
+        _wrong(grid["wrong"], d)
+        if "key" in grid:  # the one cell only a projector's arrangement has (GRID)
             _key(grid["key"], slo, long_burst, long_budget)
-        else:
-            fig.set_layout_engine("none")  # fixed margins: constrained layout was ~1/4 of a redraw
-            fate, p95, wrong = (fig.add_axes(rect) for rect in RECTS)
-        _fate(fate, d, long_burst, long_budget, present)
-        _p95(p95, d, slo, present)
-        _wrong(wrong, d, present)
     snap_layout(fig)
     return FigureResult(fig, d.metrics)
