@@ -13,14 +13,16 @@ from matplotlib.path import Path
 from core.experiments.routing import setting
 from core.experiments.routing_grid import DIMS
 from core.routing.record import PassRecord, cell_fields
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 
 SHOWN = ("stock", "routing", "both")
 CLASSES = ("all resident", "all in memory, some loaded ahead", "some read from disk",
            "all read from disk")
-# Presenting: the same classes in a few words, so the legend's two rows fit the canvas.
+# A projector: the same classes in a few words, so the legend's two rows fit the canvas.
 SHORT = ("resident", "loaded ahead", "some from disk", "all from disk")
+LOOK = Projector(words={**dict(zip(CLASSES, SHORT, strict=True)),
+                        "prefetch evicted unused": "wasted prefetch"})
 # Normal mode's fixed margins (figure fractions): room for the layer labels on the left, the
 # titles above each panel, and the x label and two-row legend below.
 GRID = {"left": 0.066, "right": 0.995, "top": 0.962, "bottom": 0.14, "hspace": 0.2}
@@ -53,7 +55,8 @@ def _cells(mask: np.ndarray) -> Path:
     return Path(verts.reshape(-1, 2), np.tile(_SQUARE_CODES, len(xs)))
 
 
-def _panel(ax, name: str, label: str, rec: PassRecord, k: int) -> dict[str, float | int]:
+def _panel(ax, name: str, label: str, short: str, rec: PassRecord,
+           k: int) -> dict[str, float | int]:
     cls, sub, waste = grid(rec, k)
     L, T = cls.shape
     ax.imshow(cls, cmap=CMAP, vmin=-0.5, vmax=3.5, aspect="auto", interpolation="nearest")
@@ -64,15 +67,14 @@ def _panel(ax, name: str, label: str, rec: PassRecord, k: int) -> dict[str, floa
         ax.add_artist(PathPatch(_cells(waste), facecolor="none", edgecolor=ROLE["waste"],
                                hatch="////", lw=0))
     kinds = [f"{i} {kind.upper()}" for i, kind in enumerate(DIMS.layer_kinds)]
-    if is_presenting():  # 8 labels at 14 pt overlap in a short panel: layer 0 and the MLA ones
-        shown = [i for i, kind in enumerate(kinds) if i == 0 or kind.endswith("MLA")]
-        ax.set_yticks(shown, [kinds[i] for i in shown])
-        title = (f"{label}: {100 * rec.hit_rate:.0f}% hit · {int(sub.sum())} substituted, "
-                 f"{int(waste.sum())} wasted")
-    else:
-        ax.set_yticks(range(L), kinds, fontsize=7.5)
-        title = (f"{label}: {100 * rec.hit_rate:.0f}% hit over all {rec.positions} steps · here "
-                 f"{int(sub.sum())} substituted cells, {int(waste.sum())} wasted prefetches")
+    # a projector: 8 labels at 14 pt overlap in a short panel: layer 0 and the MLA ones
+    shown = arranged(list(range(L)),
+                     [i for i, kind in enumerate(kinds) if i == 0 or kind.endswith("MLA")])
+    ax.set_yticks(shown, [kinds[i] for i in shown], fontsize=7.5)
+    title = brief(ax, f"{label}: {100 * rec.hit_rate:.0f}% hit over all {rec.positions} steps "
+                  f"· here {int(sub.sum())} substituted cells, {int(waste.sum())} wasted "
+                  "prefetches", f"{short}: {100 * rec.hit_rate:.0f}% hit · {int(sub.sum())} "
+                  f"substituted, {int(waste.sum())} wasted")
     ax.set_ylabel("layer")
     ax.grid(False)
     ax.set_xlim(-0.5, T - 0.5)
@@ -87,32 +89,27 @@ def routing_residency(M: int, J: int, method: str, alpha: float, capacity: str) 
     arms = s.arms
     k = s.route.k
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label()}
-    present = is_presenting()
-    with lab_figure(6.6) as fig:
-        if present:  # projector text: constrained layout finds the room
-            axes = fig.subplots(len(SHOWN), 1, sharex=True)
-        else:
-            fig.set_layout_engine("none")  # fixed margins: constrained layout costs ~300 ms
-            axes = fig.subplots(len(SHOWN), 1, sharex=True, gridspec_kw=GRID)
+    # normal mode: fixed margins (the grid's): constrained layout costs ~300 ms
+    with lab_figure(6.6, look=LOOK, fixed=True) as fig:
+        axes = fig.subplots(len(SHOWN), 1, sharex=True, gridspec_kw=GRID)
         for ax, name in zip(axes, SHOWN, strict=True):
-            label = {"both": "routing + prefetch" if present else
-                     "routing + prefetch (PILOT)"}.get(name, name)
-            metrics |= _panel(ax, name, label, arms[name], k)
+            label = {"both": "routing + prefetch (PILOT)"}.get(name, name)
+            metrics |= _panel(ax, name, label, label.removesuffix(" (PILOT)"), arms[name], k)
         shown = len(arms["stock"].cells[0])
-        if present:  # over all N steps moved here from the panel titles
-            axes[-1].set_xlabel(f"decode step: the first {shown} of {arms['stock'].positions} "
-                                f"scored bytes (hit rates over all {arms['stock'].positions})"
-                                f"\n{s.words()}, {s.capacity}-slot cache")
-        else:
-            axes[-1].set_xlabel(f"the first {shown} of {arms['stock'].positions} scored "
-                                f"held-out bytes (one decode step each), {s.words()}, "
-                                f"{s.capacity}-slot cache")
-        fig.legend(handles=[Patch(color=CMAP(i), label=c)
-                            for i, c in enumerate(SHORT if present else CLASSES)]
+        # a projector: "over all N steps" moved here from the panel titles
+        axes[-1].set_xlabel(brief(axes[-1], f"the first {shown} of {arms['stock'].positions} "
+                                  f"scored held-out bytes (one decode step each), {s.words()}, "
+                                  f"{s.capacity}-slot cache",
+                                  f"decode step: the first {shown} of "
+                                  f"{arms['stock'].positions} scored bytes (hit rates over all "
+                                  f"{arms['stock'].positions})\n{s.words()}, "
+                                  f"{s.capacity}-slot cache"))
+        fig.legend(handles=[Patch(color=CMAP(i), label=c) for i, c in enumerate(CLASSES)]
                    + [Patch(facecolor="none", edgecolor=ROLE["reference"], label="substituted"),
                       Patch(facecolor="none", edgecolor=ROLE["waste"], hatch="////",
-                            label="wasted prefetch" if present else
-                            "prefetch evicted unused")],
-                   ncols=3, fontsize=8, **({"loc": "outside lower center"} if present else
-                                           {"loc": "lower center", "bbox_to_anchor": (0.5, 0)}))
+                            label="prefetch evicted unused")],
+                   ncols=3, fontsize=8,
+                   # a projector: outside the panels, where constrained layout makes room
+                   **arranged({"loc": "lower center", "bbox_to_anchor": (0.5, 0)},
+                              {"loc": "outside lower center"}))
     return FigureResult(fig, metrics)
