@@ -8,7 +8,7 @@ import numpy as np
 from core.experiments.routing import setting
 from core.experiments.routing_grid import DIMS
 from core.routing.prefetch import PrefetchMeters
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.units import MIB
 
@@ -29,26 +29,30 @@ def _meters(rec) -> list[PrefetchMeters]:
     return [PrefetchMeters(*row) for row in rec.layer_prefetch]
 
 
+def _place(fig) -> None:
+    for ax, rect in zip(fig.axes, RECTS, strict=True):
+        ax.set_position(rect)
+
+
 def routing_predictors(M: int, J: int, method: str, alpha: float,
                        capacity: str) -> FigureResult:
     s = setting(M, J, method, alpha, capacity)
     sw = s.sweep
-    present = is_presenting()
     series = {p: (*SERIES[p], sw.prefetch[p]) for p in SERIES}
     if not s.route.stock:
         series["both"] = (f"PILOT under {s.words()}", ROLE["replay"], s.arms["both"])
-    if present:  # short names; the lesson says what each predictor is
-        series = {p: (SHORT[p], *rest) for p, (_, *rest) in series.items()}
+    # a projector: short names (the lesson says what each predictor is), shorter labels
+    words = {label: SHORT[p] for p, (label, *_) in series.items()}
+    words |= {f"{p} on GLM-5.2, reported: {100 * v:.1f}%": f"GLM-5.2 {p} {100 * v:.1f}%"
+              for p, v in REPORTED.items()}
+    words["predicted layer (layer 0 is never predicted)"] = "predicted layer"
     layers = np.arange(1, DIMS.n_layers)  # layer 0 is never predicted
     w = 0.8 / len(series)
-    loads = []
+    loads, short_loads = [], []
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label()}
-    with lab_figure(4.4) as fig:
-        if present:
-            rec_ax, waste_ax = fig.subplots(1, 2)
-        else:  # fixed margins: constrained layout was ~40% of a redraw
-            fig.set_layout_engine("none")
-            rec_ax, waste_ax = (fig.add_axes(rect) for rect in RECTS)
+    # normal mode: fixed margins (RECTS): constrained layout was ~40% of a redraw
+    with lab_figure(4.4, look=Projector(words=words), place=_place) as fig:
+        rec_ax, waste_ax = fig.subplots(1, 2)
         for j, (name, (label, colour, rec)) in enumerate(series.items()):
             ms = _meters(rec)[1:]
             x = layers + (j - (len(series) - 1) / 2) * w
@@ -58,37 +62,31 @@ def routing_predictors(M: int, J: int, method: str, alpha: float,
             waste_ax.bar(x, waste, w, color=colour, label=label)
             tot = PrefetchMeters(*np.sum([r for r in rec.layer_prefetch], 0).tolist())
             loads.append(f"{label.split(':')[0]}: {tot.loaded / rec.positions:.2f}")
+            short_loads.append(f"{SHORT[name]}: {tot.loaded / rec.positions:.2f}")
             metrics |= {f"{name}_recall": tot.recall, f"{name}_precision": tot.precision,
                         f"{name}_wasted_share": tot.wasted / tot.loaded if tot.loaded else 0.0,
                         f"{name}_wasted_mib_per_token": rec.wasted_bytes / rec.positions / MIB,
                         f"{name}_hit_rate": rec.hit_rate}
         for p, v in REPORTED.items():
             rec_ax.axhline(100 * v, color=SERIES[p][1], ls=":", lw=1.5,
-                           label=f"GLM-5.2 {p} {100 * v:.1f}%" if present else
-                           f"{p} on GLM-5.2, reported: {100 * v:.1f}%")
+                           label=f"{p} on GLM-5.2, reported: {100 * v:.1f}%")
         for ax in (rec_ax, waste_ax):
             ax.set_xticks(layers, [f"{i}\n{DIMS.layer_kinds[i].upper()}" for i in layers])
-            ax.set_xlabel("predicted layer" if present else
-                          "predicted layer (layer 0 is never predicted)")
+            ax.set_xlabel("predicted layer (layer 0 is never predicted)")
             ax.grid(axis="x", visible=False)
         rec_ax.set_ylim(0, 112)
-        if present:
-            rec_ax.set_ylabel("recall, %")
-            rec_ax.set_title("Recall, next layer", y=TITLE_Y)
-        else:
-            rec_ax.set_ylabel("recall: % of used experts predicted")
-            rec_ax.set_title(f"Recall of the next layer's experts (top-{DIMS.top_k} predicted)",
-                             y=TITLE_Y)
+        rec_ax.set_ylabel(brief(rec_ax, "recall: % of used experts predicted", "recall, %"))
+        rec_ax.set_title(brief(rec_ax, f"Recall of the next layer's experts (top-{DIMS.top_k} "
+                               "predicted)", "Recall, next layer"), y=TITLE_Y)
         handles, labels = rec_ax.get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=8)
         waste_ax.set_ylim(0, 100)
-        waste_ax.text(0.98, 0.97, f"{'loads' if present else 'experts prefetched'} per token\n"
-                      + "\n".join(loads), transform=waste_ax.transAxes, ha="right", va="top",
-                      fontsize=8.5)
-        if present:
-            waste_ax.set_ylabel("% evicted unused")
-            waste_ax.set_title(f"Waste at {s.capacity} slots", y=TITLE_Y)
-        else:
-            waste_ax.set_ylabel("% of prefetched experts evicted unused")
-            waste_ax.set_title(f"Waste at {s.capacity} slots: loaded, never used", y=TITLE_Y)
+        waste_ax.text(0.98, 0.97, brief(waste_ax, "experts prefetched per token\n"
+                                        + "\n".join(loads),
+                                        "loads per token\n" + "\n".join(short_loads)),
+                      transform=waste_ax.transAxes, ha="right", va="top", fontsize=8.5)
+        waste_ax.set_ylabel(brief(waste_ax, "% of prefetched experts evicted unused",
+                                  "% evicted unused"))
+        waste_ax.set_title(brief(waste_ax, f"Waste at {s.capacity} slots: loaded, never used",
+                                 f"Waste at {s.capacity} slots"), y=TITLE_Y)
     return FigureResult(fig, metrics)
