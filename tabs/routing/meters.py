@@ -8,14 +8,19 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from core.experiments.routing import every_setting, setting
-from tabs.figure import FigureResult, is_presenting, lab_figure
+from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import FAMILY_STYLE, family
 
-# (normal, presenting) legend label per family
+# (normal, projector) legend label per family
 FAMILY_WORDS = {"max_rank J=1": ("max_rank, J = 1: the top expert kept", "J = 1"),
                 "max_rank J=0": ("max_rank, J = 0: the top expert swappable", "J = 0"),
                 "cache_prior": ("cache_prior (no rank kept)", "cache_prior")}
+# A projector: the legend and axis labels in fewer words.
+LOOK = Projector(words={**dict(FAMILY_WORDS.values()), "your setting": "yours",
+                        "KL(stock ‖ chosen), nats per row": "KL, nats per row",
+                        "Δ NLL vs stock, nats per byte": "Δ NLL, nats per byte",
+                        "swap (% of slots substituted)": "swap (% of slots)"})
 # Normal mode's panels per cache size (figure fractions, left/bottom/width/height): where
 # constrained layout put them. The points are every setting at that size (fixed data, fixed
 # words), so only the size moves the margins (64 slots: longer Δ NLL tick labels).
@@ -50,6 +55,13 @@ def _scatter(ax, pts, y, current: str, hollow: bool = False) -> None:
                         mec=ROLE["reference"], mew=1.8, zorder=4)
 
 
+def _placer(capacity: str):
+    def place(fig) -> None:
+        for ax, rect in zip(fig.axes, RECTS[capacity], strict=True):
+            ax.set_position(rect)
+    return place
+
+
 def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
     s = setting(M, J, method, alpha, capacity)
     pts = every_setting(s.sweep)
@@ -63,16 +75,14 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
     per_swap, per_swap_6 = slope / k, slope_6 / k  # a row has k slots
     current = s.route.label()
     xmax = 100 * swap.max() * 1.1
-    present = is_presenting()
-    with lab_figure(4.0) as fig:
-        # presenting: no agree panel (an identity, said in the title) to give the others room
-        if present:
-            kls, out = fig.subplots(1, 2)
-        else:  # fixed margins: constrained layout was ~40% of a redraw
-            fig.set_layout_engine("none")
-            agree, kls, out = (fig.add_axes(rect) for rect in RECTS[capacity])
+    # normal mode: fixed margins (RECTS): constrained layout was ~40% of a redraw
+    with lab_figure(4.0, look=LOOK, place=_placer(capacity)) as fig:
+        # a projector: no agree panel (an identity, said in the suptitle) to give the others room
+        names = arranged(("agree", "kls", "out"), ("kls", "out"))
+        panels = dict(zip(names, fig.subplots(1, len(names)), strict=True))
+        kls, out = panels["kls"], panels["out"]
         xs = np.array([0, xmax])
-        if not present:
+        if (agree := panels.get("agree")) is not None:
             agree.plot(xs, 100 - xs, color=ROLE["neutral"], lw=1.2)
             _scatter(agree, pts, [100 * p.record.agree for p in pts], current)
             agree.set_ylabel("agree (% of slots)")
@@ -85,36 +95,31 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
         _scatter(out, pts, dnll, current)
         for ax in fig.axes:
             ax.set_xlim(0, xmax)
-        if present:  # the floors in fewer words
-            kls.text(0.03, 0.97, f"nats per swapped slot:\n{per_swap:.1f} (floor 1e-12)\n"
-                     f"{per_swap_6:.1f} (1e-6, hollow)", transform=kls.transAxes, va="top")
-            kls.set_ylabel("KL, nats per row")
-            kls.set_title("KL: the swap rate, rescaled", y=TITLE_Y)
-            out.set_ylabel("Δ NLL, nats per byte")
-            out.set_title("Δ NLL: which slot matters", y=TITLE_Y)
-            for ax in fig.axes:
-                ax.set_xlabel("swap (% of slots)")
-        else:
-            kls.text(0.03, 0.97, f"floor 1e-12 (filled): ≈ {per_swap:.1f} nats per swapped "
-                     f"slot\nfloor 1e-6 (hollow): ≈ {per_swap_6:.1f} nats per swapped slot",
-                     transform=kls.transAxes, va="top", fontsize=8.5)
-            kls.set_ylabel("KL(stock ‖ chosen), nats per row")
-            kls.set_title("KL: the swap rate, rescaled", y=TITLE_Y)
-            out.set_ylabel("Δ NLL vs stock, nats per byte")
-            out.set_title("Δ NLL: which slot matters", y=TITLE_Y)
-            for ax in fig.axes:
-                ax.set_xlabel("swap (% of slots substituted)")
+        # a projector: the floors in fewer words
+        kls.text(0.03, 0.97, brief(kls, f"floor 1e-12 (filled): ≈ {per_swap:.1f} nats per "
+                                   f"swapped slot\nfloor 1e-6 (hollow): ≈ {per_swap_6:.1f} "
+                                   "nats per swapped slot",
+                                   f"nats per swapped slot:\n{per_swap:.1f} (floor 1e-12)\n"
+                                   f"{per_swap_6:.1f} (1e-6, hollow)"),
+                 transform=kls.transAxes, va="top", fontsize=8.5)
+        kls.set_ylabel("KL(stock ‖ chosen), nats per row")
+        kls.set_title("KL: the swap rate, rescaled", y=TITLE_Y)
+        out.set_ylabel("Δ NLL vs stock, nats per byte")
+        out.set_title("Δ NLL: which slot matters", y=TITLE_Y)
+        for ax in fig.axes:
+            ax.set_xlabel("swap (% of slots substituted)")
         handles = [Line2D([], [], ls="", color=st["color"], marker=st["marker"],
-                          label=FAMILY_WORDS[name][present])
+                          label=FAMILY_WORDS[name][0])
                    for name, st in FAMILY_STYLE.items()]
         handles += [Line2D([], [], ls="", marker="*", color=ROLE["reference"], ms=9,
                            label="stock"),
                     Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec=ROLE["reference"],
-                           mew=1.8, label="yours" if present else "your setting")]
+                           mew=1.8, label="your setting")]
         fig.legend(handles=handles, loc="outside lower center", ncols=5, fontsize=8)
-        detail = "); agree = 1 − swap" if present else ", closed loop, decoded step by step)"
-        fig.suptitle(f"Every setting at {s.capacity} slots ({len(pts)} points{detail}",
-                     fontsize=10.5, x=0.01, ha="left", y=None if present else SUPTITLE_Y)
+        title = f"Every setting at {s.capacity} slots ({len(pts)} points"
+        fig.suptitle(brief(fig, f"{title}, closed loop, decoded step by step)",
+                           f"{title}); agree = 1 − swap"),
+                     fontsize=10.5, x=0.01, ha="left", y=arranged(SUPTITLE_Y, None))
     metrics = {"capacity": s.capacity, "settings": len(pts),
                "kl_colibri_nats_per_swapped_slot": per_swap,
                "kl_nats_per_swapped_slot": per_swap_6,
