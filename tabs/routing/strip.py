@@ -22,7 +22,6 @@ from tabs.figure import (
     Projector,
     arranged,
     brief,
-    is_presenting,
     lab_figure,
     layout_edge,
 )
@@ -75,9 +74,9 @@ def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: d
             kind = chosen[int(e)]
             ax.bar(r, by_rank[r] - floor, 0.7, bottom=floor, fill=False,
                    edgecolor=ROLE["reference"], lw=2.6)
-            y = by_rank[r] * 1.5
-            if is_presenting():  # a projector's thicker outline, wider words: above the last
-                y = max(by_rank[r] * 1.8, last[1] * 3.2 ** last[2] if last[0] == r - 1 else 0)
+            # a projector's thicker outline, wider words: above the last
+            y = arranged(by_rank[r] * 1.5, max(by_rank[r] * 1.8, last[1] * 3.2 ** last[2]
+                                               if last[0] == r - 1 else 0))
             word = kind.replace(" ", "\n")
             ax.text(r, y, word, ha="center", va="bottom",
                     fontsize=9, fontweight="bold", color=KIND_COLOUR[kind])
@@ -161,13 +160,9 @@ def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str)
     order = np.array(sorted(range(len(scores)), key=lambda e: (-float(scores[e]), e)))
     before = scores[ids] / scores[ids].sum()
     after = sel.weights[0].numpy()
-    with lab_figure(6.4, look=LOOK) as fig:
-        present = is_presenting()
-        if present:
-            top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.5, 1]})
-        else:  # fixed margins (placed below): constrained layout was ~25% of a redraw
-            fig.set_layout_engine("none")
-            top, bottom = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
+    # normal mode: fixed margins (placed by _place): constrained layout was ~25% of a redraw
+    with lab_figure(6.4, look=LOOK, place=lambda fig: _place(fig, *fig.axes)) as fig:
+        top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.5, 1]})
         lift = _strip(top, scores, res, order, dict(zip(ids, kinds, strict=True)), s)
         took = ", ".join(f"e{e}" for e in ids)
         top.set_title(f"One token, one layer (step {mo.step}, layer {mo.layer}, a "
@@ -176,8 +171,6 @@ def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str)
                          else f"{s.words()} takes {took}: {int(sel.swaps[0])} substitute(s)"),
                       y=1.0)
         _weights(bottom, scores, order, ids, before, after, s.route.k)
-        if not present:
-            _place(fig, top, bottom)
     rank = {int(e): r for r, e in enumerate(order)}
     metrics: dict[str, float | int | str] = {
         "step": mo.step, "layer": mo.layer, "capacity": s.capacity, "setting": s.route.label(),
