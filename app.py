@@ -30,7 +30,8 @@ from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
 from tabs.shell import wire_page_load  # noqa: E402
 from tabs.spec import render  # noqa: E402
-from tabs.ui import CLASS_CONCURRENCY, RUN_CONCURRENCY, build_tab  # noqa: E402
+from tabs.ui import build_tab  # noqa: E402
+from tabs.ui_run import CLASS_CONCURRENCY, RUN_CONCURRENCY  # noqa: E402
 from tabs.warm import warm_in_background  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parent / "assets"

@@ -93,7 +93,7 @@ def _clients(url: str, prompts: list[str]) -> list[dict]:
 
 def _serve(class_engine: bool):
     from app import build_app, launch_kwargs
-    from tabs.ui import CLASS_CONCURRENCY
+    from tabs.ui_run import CLASS_CONCURRENCY
 
     demo = build_app(class_engine=class_engine)
     _, url, _ = demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True,

@@ -3,7 +3,6 @@
 # No `from __future__ import annotations` here: Gradio evaluates every event handler's type
 # hints when the app is built, and string annotations made that ~0.1 s of startup.
 
-import threading
 import time
 from dataclasses import dataclass
 
@@ -12,11 +11,10 @@ from gradio.context import get_render_context
 
 from core.errors import ParamError
 from tabs.controls import Check, Control, Slider, Text, elem_id
-from tabs.figure import presenting
 from tabs.glossary import as_markdown as glossary_markdown
-from tabs.metrics import to_markdown
-from tabs.spec import LiveSpec, RunSpec, TabSpec, render_live, run_params
-from tabs.ui_draw import Drawn, TabParts, served_result, title_markdown
+from tabs.spec import LiveSpec, TabSpec, render_live
+from tabs.ui_draw import Drawn, TabParts, title_markdown
+from tabs.ui_run import RUN_CONCURRENCY, build_run
 from tabs.ui_wire import wire_api, wire_draw
 
 NOT_MEASURED = ("Not measured yet: times depend on this machine and on what else it runs, so "
@@ -86,96 +84,6 @@ def live_handler(live: LiveSpec, tab: TabSpec):
 
     handle.__name__ = live.name
     return handle
-
-
-# While a run streams, its text goes out with every snapshot (at most every TEXT_EVERY_S: a
-# page does not need more, and each update costs the server); its figures redraw only when
-# drawing takes at most 1 / REDRAW_SHARE of the run's wall time, and only while no other
-# stream is drawing (one stream's draw at a time for the whole server: with a class engine,
-# thirty pages drawing at once would take the cores the batch needs): a draw starts only if
-# the run's drawing so far plus what the last draw took stays within 1 / REDRAW_SHARE of the
-# run's wall time so far. At the end they redraw once, after the last text has gone out.
-REDRAW_SHARE = 5
-TEXT_EVERY_S = 0.05  # the text goes out at most this often (and with the last byte)
-STREAM_DRAW = threading.Lock()
-_DRAW_S: dict[str, float] = {}  # per tab: the seconds its last draw of every figure took
-RUN_CONCURRENCY = 2  # streamed runs at once, each with its own engine
-CLASS_CONCURRENCY = 128  # with a class engine: every seat's stream waits on the same batch
-
-
-def run_handler(run: RunSpec, tab: TabSpec):
-    """Streams (session, status, text, plot and table per figure, live panel, result): the
-    text and the result with every snapshot, the figures as the rule above allows."""
-    def draw(snap: object, present: bool) -> list[object]:
-        out: list[object] = []
-        for fig in tab.figures:
-            with presenting(present):  # per snapshot: the generator may resume elsewhere
-                result = run.draws[fig.name](snap)
-                out += [served_result(fig, result), to_markdown(result.metrics)]
-        return out
-
-    def handle(session: object, present: bool, *values: object):
-        try:
-            params = run_params(tab, dict(zip(run.params, values, strict=True)))
-            if session is None:
-                session = run.session()
-            snapshots = run.start(session, **params)
-        except ParamError as e:
-            raise gr.Error(str(e)) from None
-        except RuntimeError as e:  # the class engine is busy, or this page already has a run
-            raise gr.Error(str(e)) from None
-        figures: list[object] = [gr.skip()] * (2 * len(tab.figures))
-        start, sent, drawing = time.perf_counter(), 0.0, 0.0
-        status: str | dict = "generating…"  # sent once: a cancelled run's last output is sent
-        for snap in snapshots:                # again as it ends, and must not undo "stopped"
-            now = time.perf_counter()
-            if not snap.done and now - sent < TEXT_EVERY_S:
-                continue
-            sent = now
-            # the figures drawn last are sent again, unchanged: Gradio's page applies a
-            # streamed output as a diff, and "no change" would delete the image (ui_draw.py)
-            text = [run.text(snap), *figures, run.live(snap), run.result(snap)]
-            yield [session, "drawing the figures…" if snap.done else status, *text]
-            status = gr.skip()
-            within = drawing + _DRAW_S.get(tab.id, 1.0) <= (now - start) / REDRAW_SHARE
-            if snap.done:
-                STREAM_DRAW.acquire()
-            elif not within or not STREAM_DRAW.acquire(blocking=False):
-                continue
-            try:
-                t0 = time.perf_counter()
-                figures = draw(snap, bool(present))
-                took = time.perf_counter() - t0
-                drawing += took
-                _DRAW_S[tab.id] = took  # the next guess of what a draw costs
-            finally:
-                STREAM_DRAW.release()
-            yield [session, "done" if snap.done else gr.skip(), run.text(snap), *figures,
-                   run.live(snap), run.result(snap)]
-
-    handle.__name__ = run.name
-    return handle
-
-
-def _build_run(run: RunSpec, parts: TabParts, present: gr.State, live: gr.Markdown,
-               go: gr.Button, stop: gr.Button, status: gr.Markdown, concurrency: int) -> None:
-    """Generate streams snapshots into the status, text, figures, live panel and the result
-    (a JSON output: API clients get the generated bytes themselves); Stop cancels it (the
-    engine retires the request as the generator closes) and says so at once. State is per
-    browser session."""
-    state = gr.State(None, time_to_live=900, delete_callback=run.close)
-    flat = [x for f in parts.tab.figures for x in parts.figures[f.name][:2]]
-    result = gr.JSON(visible=False, label="result")
-    event = go.click(run_handler(run, parts.tab),
-                     inputs=[state, present, *[parts.comps[p] for p in run.params]],
-                     outputs=[state, status, parts.run_text, *flat, live, result],
-                     api_name=run.name, concurrency_limit=concurrency, concurrency_id="run",
-                     show_progress="minimal", show_progress_on=[parts.run_text],
-                     preprocess=False)
-    stop.click(None, None, None, cancels=[event], api_visibility="private", queue=False,
-               show_progress="hidden").then(
-        lambda: "stopped", None, [status], api_visibility="private", queue=False,
-        show_progress="hidden")
 
 
 def _build_live(live: LiveSpec, tab: TabSpec, comps: dict) -> tuple[gr.Markdown, gr.State]:
@@ -383,7 +291,7 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
         preset.input(_preset_handler(parts, kick), [preset], set_outputs, **quick)
     link.click(_link_handler(tab), controls, [link_box], **quick)
     if tab.run is not None:
-        _build_run(tab.run, parts, present_state if present_state is not None else gr.State(False),
+        build_run(tab.run, parts, present_state if present_state is not None else gr.State(False),
                    run_live, go, stop, status, run_concurrency)
     wire_api(parts)
     wire_draw(parts, present, on_open, kick)
