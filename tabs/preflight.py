@@ -83,26 +83,15 @@ def check_packages(pins: dict[str, str] | None = None) -> Check:
 
 
 def check_model() -> Check:
-    from core.model.manifest import ASSET_DIR, ModelWeightsError, read_manifest
-    from core.model.weights import sha256
+    import core.model.manifest as manifest
+    from core.model.weights import verify
 
     try:
-        manifest = read_manifest(ASSET_DIR)
-        files = manifest["files"]
-        for name, meta in files.items():
-            path = ASSET_DIR / name
-            if not path.is_file():
-                raise ModelWeightsError(path, "is missing")
-            if path.stat().st_size != meta["bytes"]:
-                raise ModelWeightsError(path, f"is {path.stat().st_size} B, manifest says "
-                                        f"{meta['bytes']} B")
-            if sha256(path) != meta["sha256"]:
-                raise ModelWeightsError(path, "sha256 differs from the manifest")
-    except ModelWeightsError as e:
+        files = verify(manifest.ASSET_DIR)["files"]  # size and sha256 of every file
+    except manifest.ModelWeightsError as e:
         return Check(name="model", ok=False, found=str(e).split(". Rebuild")[0],
                      fix="restore assets/model/ from the repository (`git checkout -- "
-                     "assets/model`; a clone without Git LFS needs none), or rebuild it with "
-                     "`python -m core.model.train`")
+                     "assets/model`), or rebuild it with `python -m core.model.train`")
     return Check(name="model", ok=True,
                  found=f"{len(files)} weight files match their sha256 manifest")
 
