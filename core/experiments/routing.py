@@ -9,6 +9,9 @@
   every_setting(sweep)   each distinct routed setting's Point once (stock first)
   step_seconds(on_round)   median wall time of one decode step of the shipped model, all
                     experts resident, timed now over STEPS steps (never cached)
+  modelled_speed(record, disk, compute_s)   an arm's tokens/s under a disk (a preset name or
+                    a what-if Disk) with an assumed compute per token (ASSUMED_STEP_S): the
+                    lesson's numbers, deterministic, unlike the live panel's measured ones
 """
 
 from __future__ import annotations
@@ -34,9 +37,14 @@ from core.experiments.routing_grid import (
 from core.experiments.routing_sweep import CapacitySweep, load
 from core.experiments.shipped import model
 from core.routing.config import RouteConfig
+from core.routing.disk import Disk
 from core.routing.record import PassRecord
+from core.routing.speed import tokens_per_s
 
 STEPS = 12  # decode steps timed (all experts resident: compute only)
+# Compute of one decode step assumed by the lesson's speed model: about what one step of this
+# model takes on one laptop core (the live panel measures the real one, which varies).
+ASSUMED_STEP_S = 6e-3
 
 
 @single_flight(len(CAPACITIES))
@@ -139,3 +147,9 @@ def step_seconds(on_round: Callable[[int, int], None] | None = None) -> float:
     if on_round is not None:
         on_round(STEPS, STEPS)
     return statistics.median(times)
+
+
+def modelled_speed(record: PassRecord, disk: str | Disk, compute_s: float = ASSUMED_STEP_S
+                   ) -> float:
+    """Modelled decode tokens/s of a recorded arm (core.routing.speed) at compute_s a token."""
+    return tokens_per_s(record, disk, compute_s, DIMS.n_layers)

@@ -10,15 +10,16 @@ bytes are its group's mean (PassRecord.issues keeps bytes per group of equal rea
 from __future__ import annotations
 
 from core.errors import check_int
-from core.routing.disk import disk
+from core.routing.disk import Disk, disk
 from core.routing.record import PassRecord
 
 
-def io_seconds(rec: PassRecord, preset: str, compute_s: float, n_layers: int
+def io_seconds(rec: PassRecord, preset: str | Disk, compute_s: float, n_layers: int
                ) -> tuple[float, float]:
-    """(demand seconds, prefetch lateness seconds) per token under a preset."""
+    """(demand seconds, prefetch lateness seconds) per token under a preset (a name, or a
+    Disk of one's own: a what-if disk)."""
     check_int("n_layers", n_layers, 1)
-    dk = disk(preset)
+    dk = preset if isinstance(preset, Disk) else disk(preset)
     demand = dk.seconds(rec.demand_reads, rec.demand_bytes)
     t_layer = compute_s / n_layers
     late = 0.0
@@ -28,7 +29,8 @@ def io_seconds(rec: PassRecord, preset: str, compute_s: float, n_layers: int
     return demand / rec.positions, late / rec.positions
 
 
-def tokens_per_s(rec: PassRecord, preset: str, compute_s: float, n_layers: int) -> float:
+def tokens_per_s(rec: PassRecord, preset: str | Disk, compute_s: float, n_layers: int
+                 ) -> float:
     """Modelled decode tokens per second with `compute_s` of compute per token."""
     demand, late = io_seconds(rec, preset, compute_s, n_layers)
     return 1.0 / (compute_s + demand + late)

@@ -7,9 +7,12 @@ against the reuse rule (core.prefix.rule.usable_blocks) and page counts against 
 
 from __future__ import annotations
 
+import functools
+
 from core.dims import K3, k3_group_blocks
 from core.experiments.prefix import BROKEN_LAYER, _deepest_group, base, fork, runs
 from core.experiments.prefix_partial import partial_curve
+from core.experiments.prefix_sharing import sharing
 from core.experiments.prefix_spacing import sweep
 from core.experiments.scenes import CACHED, REQUEST
 from core.model.manifest import shipped_dims as dims
@@ -214,3 +217,46 @@ def k3_group() -> dict[str, object]:
         return 1 - (p3.groups * weight + blocks) / (p1.groups * weight + blocks)
     assert x > toy and saved(x) > saved(toy)
     return {"x": x, "P": P, "toy": toy, "k": k, "k3_saved": saved(x), "saved": saved(toy)}
+
+
+# ---- Going further: why states are copied and latents shared ----------------------------------
+@functools.cache
+def _sharing(n_new: int = 32):
+    return sharing(k_default(), n_new)
+
+
+@claim(LESSON, "the request's {blocks} reused blocks are {shared} pages the cache holds too, none "
+               "copied. Its KDA layers start from a copy: {copied} pages of its own")
+def shared_and_copied() -> dict[str, object]:
+    s, d = _sharing(), dims()
+    assert s.shared_pages == s.reused_blocks * d.n_mla  # one page a block and MLA layer
+    assert s.copied_pages == s.group_pages
+    return {"blocks": s.reused_blocks, "shared": s.shared_pages, "copied": s.copied_pages}
+
+
+@claim(LESSON, "after {n} more bytes, {changed} of the {total:,} bytes the request read from the "
+               "cache differ")
+def latents_unchanged() -> dict[str, object]:
+    s = _sharing()
+    return {"n": s.decoded, "changed": s.cached_changed, "total": s.cached_bytes}
+
+
+@claim(LESSON, "one step changes {frac:.0%} of its values")
+def state_rewritten() -> dict[str, object]:
+    return {"frac": _sharing().step_changed}
+
+
+@reason(LESSON, "So the state is copied: run in place, those {n} bytes would have changed "
+               "{changed:,} bytes of the checkpoint")
+def state_copied() -> Reason:
+    """Effect: bytes of the cached prefix (shared latents and the group) the request changes.
+    Cause: its KDA state run in the group's pages instead of a copy. Rival: how long it
+    decodes (3, 8 bytes; the copy held): nothing cached changes."""
+    s = _sharing()
+    return Reason(
+        fields={"n": s.decoded, "changed": s.in_place_changed},
+        effect="bytes of the cached prefix changed by the request", base=s.cached_changed,
+        cause="the KDA state run in the checkpoint's pages instead of a copy",
+        changed=s.in_place_changed, expect="up", at_least=1,
+        rival="bytes decoded (3, 8)", rival_effects=[_sharing(n).cached_changed for n in (3, 8)],
+        within=Within(name="no byte", abs=0))
