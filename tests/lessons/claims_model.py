@@ -287,3 +287,21 @@ def information_details() -> dict[str, object]:
     return {"lo": s.pick.min(), "hi": s.pick.max(), "cap": cap, "k": d.top_k,
             "pairs": math.comb(d.n_experts, d.top_k), "nlo": net.min(), "nhi": net.max(),
             "a": int(a), "b": int(b), "runs": s.runs}
+
+
+def _same_first(gap: int) -> float:
+    """How often two bytes `gap` apart in the trace, of one domain, share their first expert
+    (over every layer), counted from the recorded picks."""
+    t = trace()
+    top = t.chosen[..., 0]  # [N, L]
+    same = top[gap:] == top[:-gap]  # [N - gap, L]
+    one_domain = t.domains[gap:] == t.domains[:-gap]  # [N - gap]
+    return float(same[one_domain].mean())
+
+
+@claim(LESSON, "consecutive bytes share their first expert {near:.0%} of the time, bytes of one "
+               "domain {gap} apart {far:.0%}")
+def route_alike() -> dict[str, object]:
+    near, far = _same_first(1), _same_first(RECORD_WINDOW)
+    assert near > far > 1 / dims().n_experts  # both above chance; neighbours more alike
+    return {"near": near, "gap": RECORD_WINDOW, "far": far}
