@@ -140,6 +140,13 @@ class Kernels:
         y = _product("linear", x.reshape(-1, K), w, m)  # [M, N]
         return y if x.dim() == 2 else y.view(*x.shape[:-1], N)
 
+    def bmm_rows(self, k: int, n: int) -> int:
+        """The row multiple bmm pads an [E, M, k] @ [E, k, n] (row-major b) to: a caller that
+        builds its M as a multiple of it saves the padding copy (1 with FAST)."""
+        if not self.invariant:
+            return 1
+        return _rows.get(("bmmn", k, n, torch.get_num_threads())) or row_multiple("bmm", k, n)
+
     def bmm(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """a [E, M, K] @ b [E, K, N] -> [E, M, N]; b row-major or a transposed [E, N, K]."""
         if not self.invariant:

@@ -101,10 +101,11 @@ class MoE(nn.Module):
     def _stacked(self, flat: torch.Tensor, r: Routing, provider: ExpertProvider,
                  kx: Kernels) -> torch.Tensor:
         """Every (token, slot) pair's weighted expert output [N, k, D]. A few pairs: one bmm
-        entry each. More: the pairs grouped by expert, one bmm entry per expert, its rows
-        padded to the busiest expert's of its bucket (experts in buckets of similar load, so
-        little is padding); every expert of the layer when most are chosen and all are
-        resident (no weight copied), else the chosen ones. A row's bits depend neither on
+        entry each. More: the pairs grouped by expert, one bmm entry per expert of the stacks
+        as they lie (no weight copied), its rows padded to the busiest expert's; from
+        PAIRS_BUCKETED pairs, experts in buckets of similar load, so little is padding. The
+        stacks: every expert of the layer when most are chosen and all are resident, else
+        the chosen ones. A row's bits depend neither on
         the other rows of its entry nor on the other entries (core/model/kernels.py)."""
         N, D = flat.shape
         k = r.ids.shape[1]
@@ -131,13 +132,23 @@ class MoE(nn.Module):
             col, U = self._rank(r)[pairs], len(r.order)
         counts = torch.bincount(col, minlength=U)  # [U]
         by_expert = torch.argsort(col, stable=True)  # pairs grouped by expert, in token order
-        within = torch.arange(P) - (counts.cumsum(0) - counts)[col[by_expert]]
-        index = torch.full((U, int(counts.max())), P, dtype=torch.long)  # P: a zero row
-        index[col[by_expert], within] = by_expert  # [U, n]: each expert's pairs, then padding
+        slot = torch.empty_like(col)  # each pair's row within its expert's entry
+        slot[by_expert] = torch.arange(P) - (counts.cumsum(0) - counts)[col[by_expert]]
+        inner = stacks[0].shape[-1]
+        m = max(kx.bmm_rows(D, inner), kx.bmm_rows(inner, D))  # powers of 2: a common multiple
+        n = int(counts.max())
+        if P < PAIRS_BUCKETED:  # one entry per expert: rows padded here, not in every product
+            n = m * -(-n // m)
+        index = torch.full((U, n), P, dtype=torch.long)  # P: a zero row
+        index[col, slot] = torch.arange(P)  # [U, n]: each expert's pairs, then padding
         tokens = torch.where(index < P, index // k, N)  # pair -> its token; N: a zero row
         src = torch.cat([flat, flat.new_zeros(1, D)])
+        if P < PAIRS_BUCKETED:  # one entry per expert of the stacks, as they lie: no copy
+            y = self._ffn(src[tokens], *stacks, kx)  # [U, n, D]
+            out = y.reshape(U * n, D).index_select(0, col * n + slot)  # [P, D]
+            return out.view(N, k, D) * r.weights.unsqueeze(-1)
         out = flat.new_empty(P, D)
-        for experts, n in _buckets(counts.tolist(), P >= PAIRS_BUCKETED):
+        for experts, n in _buckets(counts.tolist()):
             sel = torch.tensor(experts)
             idx = index[sel, :n]  # [b, n]
             y = self._ffn(src[tokens[sel, :n]], *(w.index_select(0, sel) for w in stacks), kx)
@@ -175,14 +186,14 @@ class MoE(nn.Module):
         return w1t, w2t, w3t
 
 
-def _buckets(counts: list[int], split: bool) -> list[tuple[list[int], int]]:
+def _buckets(counts: list[int]) -> list[tuple[list[int], int]]:
     """Experts (indices into counts) in buckets of similar load, heaviest first, each with the
-    rows its entries are padded to: with split, a bucket closes when the next expert has at
-    most half the rows of its first; else one bucket (experts with no rows are left out)."""
+    rows its entries are padded to: a bucket closes when the next expert has at most half the
+    rows of its first (experts with no rows are left out)."""
     order = sorted((i for i, c in enumerate(counts) if c), key=lambda i: -counts[i])
     out: list[tuple[list[int], int]] = []
     for i in order:
-        if out and (not split or counts[i] * 2 > out[-1][1]):
+        if out and counts[i] * 2 > out[-1][1]:
             out[-1][0].append(i)
         else:
             out.append(([i], counts[i]))

@@ -31,6 +31,25 @@ def _words(arena: torch.Tensor) -> torch.Tensor:
     return arena.view(torch.int64) if arena.shape[1] % 8 == 0 else arena
 
 
+def _tail_index(words: torch.Tensor, pages: torch.Tensor, nbytes: int
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Where a byte run of nbytes spread over pages [G, L, n] lies in words: (rows [G L, 1],
+    cols [1, nbytes / word]) when it is whole words on one page each, else (pages flat, None)."""
+    size = words.element_size()
+    if pages.shape[2] == 1 and nbytes % size == 0:
+        return pages.reshape(-1, 1), torch.arange(nbytes // size).view(1, -1)
+    return pages.reshape(-1), None
+
+
+def _tail(words: torch.Tensor, pages: torch.Tensor, nbytes: int) -> torch.Tensor:
+    """The byte run of nbytes on pages [G, L, n], as [G L, nbytes] bytes: one gather."""
+    rows, cols = _tail_index(words, pages, nbytes)
+    if cols is not None:
+        return words[rows, cols].view(torch.uint8)  # [G L, nbytes]
+    G, L = pages.shape[:2]
+    return words[rows].view(torch.uint8).view(G * L, -1)[:, :nbytes]
+
+
 def _kda_pages(seqs: Sequence[PagedSequence]) -> torch.Tensor:
     """[G, n_kda, pages per layer]: every sequence's KDA page groups."""
     return torch.tensor([seq.kda_groups for seq in seqs])
@@ -49,8 +68,8 @@ def read_kda(seqs: Sequence[PagedSequence]) -> list[KDAState]:
         heads = heads[..., : per * hb]
     heads = heads.reshape(G, d.n_kda, -1)[:, :, : d.kda_heads * hb]
     S = heads.view(torch.float32).view(G, d.n_kda, d.kda_heads, d.kda_head_dim, d.kda_head_dim)
-    conv = words[idx[:, :, hp:]].view(torch.uint8).reshape(G, d.n_kda, -1)
-    conv = conv[:, :, : geo.kda_conv_bytes].view(torch.float32)
+    conv = _tail(words, idx[:, :, hp:], geo.kda_conv_bytes).view(torch.uint8)
+    conv = conv.view(G, d.n_kda, -1).view(torch.float32)
     conv = conv.view(G, d.n_kda, d.conv_size - 1, 3 * d.kda_inner)
     return [KDAState(conv[:, i], S[:, i]) for i in range(d.n_kda)]
 
@@ -74,8 +93,13 @@ def write_kda(seqs: Sequence[PagedSequence], states: Sequence[tuple[torch.Tensor
         heads = F.pad(heads, (0, pb - per * hb))
     words[idx[:, :, :hp].reshape(-1)] = heads.reshape(-1, pb).view(words.dtype)
     conv = torch.stack([c for _, c in states], 1).contiguous()  # [G, L, W - 1, 3C]
-    blob = F.pad(conv.view(torch.uint8).view(G, L, -1), (0, cp * pb - geo.kda_conv_bytes))
-    words[idx[:, :, hp:].reshape(-1)] = blob.view(-1, pb).view(words.dtype)
+    blob = conv.view(torch.uint8).view(G * L, -1)  # [G L, conv bytes]
+    rows, cols = _tail_index(words, idx[:, :, hp:], geo.kda_conv_bytes)
+    if cols is None:  # the tail is not whole words: pad it to whole pages
+        blob = F.pad(blob, (0, cp * pb - geo.kda_conv_bytes))
+        words[rows] = blob.view(-1, pb).view(words.dtype)
+    else:  # only the tail's own words: the pages' unused rest is never read
+        words[rows, cols] = blob.view(words.dtype)
 
 
 def read_latents(seqs: Sequence[PagedSequence], mla: int, tokens: Sequence[int]

@@ -120,6 +120,7 @@ class StepBatch:
         seqs = [it.request.seq for it in b.items]
         T = b.group.tokens.shape[1]
         greedy = g.logits.argmax(-1).tolist() if g.logits is not None and T > 1 else []
+        firsts = g.logits[:, 0].argmax(-1).tolist() if g.logits is not None and T == 1 else []
         accepted = {i: accept(it.request, it.tokens, greedy[i], self.adaptive)[0]
                     for i, it in enumerate(b.items) if it.kind == "verify" and T > 1}
         t0 = time.perf_counter()
@@ -145,10 +146,10 @@ class StepBatch:
                 req.recomputed += len(it.tokens)
                 w = Work(request=req.id, kind="replay", start=it.start, tokens=len(it.tokens))
             elif it.kind == "verify":
-                rows = greedy[i] if greedy else [int(g.logits[i, 0].argmax(-1))]
+                rows = greedy[i] if greedy else [firsts[i]]
                 w = self._verify(it, i, accepted.get(i, 0), rows, b, kda_out, row)
             else:
-                tok = int(g.logits[i, 0].argmax(-1))
+                tok = firsts[i]
                 req.fed = it.end
                 req.tokens.append(tok)
                 st = DecodeStep(len(req.decode_steps), tok, time.perf_counter() - self.started,
