@@ -10,6 +10,7 @@ size, without and with the conv row both schemes keep. One convention throughout
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import ScaledTranslation
 
 from core.dims import K3
@@ -60,6 +61,7 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str) -> dict[str, float]:
     left.set_ylim(lo, hi)
     plain_log(left.yaxis, lo, hi, base=2)
     left.set_xlim(DRAFTS[0], DRAFTS[-1])
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))  # γ counts drafts
     left.set_xlabel("draft length γ")
     left.set_ylabel("snapshot ÷ replay")
     left.set_title(brief(left, "Memory saved: whole bill vs per position",

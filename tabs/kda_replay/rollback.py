@@ -9,6 +9,7 @@ per-token acceptance model of core.speculative.rollback. One convention
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from core.dims import K3
 from core.experiments.kda_replay import k3_bytes
@@ -43,6 +44,7 @@ def _held(ax, draft_len: int, b) -> tuple[float, float]:
                 xytext=(5, 0), textcoords="offset points", fontsize=8.5, va="center")
     ax.set_ylim(0, s[-1] * 1.1)
     ax.set_xlim(DRAFTS[0], DRAFTS[-1])
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # γ counts drafts
     ax.set_xlabel("draft length γ")
     ax.set_ylabel(brief(ax, f"MiB held, all {K3.n_kda} KDA layers",
                         f"MiB held, {K3.n_kda} layers"))

@@ -18,7 +18,7 @@ from tabs.figure import presenting, render_png
 from tabs.redraw_bench import bench_cases
 from tabs.registry import all_figures
 from tabs.spec import render
-from tests.figures.drawn import drawn_texts, layout_problems
+from tests.figures.drawn import drawn_texts, fractional_count_ticks, layout_problems
 from tests.figures.known_faults import NORMAL
 
 CASES = [(tab, fig, label, values) for tab, fig in all_figures()
@@ -56,3 +56,41 @@ def test_text_stays_on_the_canvas_and_panels_apart(tab, fig, label, values, pres
 def test_known_faults_name_real_cases():
     cases = {(f.name, label) for tab, f in all_figures() for label, _ in bench_cases(tab, f)}
     assert set(NORMAL) <= cases, sorted(set(NORMAL) - cases)
+
+
+def _bars(integer: bool):
+    """A short count chart: 3 bars of 1 byte; the default locator ticks it 0.5 apart."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    fig = Figure(figsize=(4, 3), dpi=100)
+    ax = fig.subplots()
+    ax.bar([0, 1, 2], [1, 1, 1])
+    ax.set_title("drafts")
+    if integer:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(MaxNLocator(integer=True))
+    return fig
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_fractional_ticks_on_a_count_axis_are_found(integer, monkeypatch):
+    """The check fails on what was seen wrong (a short Serve run's bars ticked -0.5 ... 1.5)."""
+    figure = _bars(integer)
+    with drawn_texts(monkeypatch, figure) as drawn:
+        render_png(figure)
+    found = fractional_count_ticks(figure, drawn)
+    assert bool(found) != integer, found
+
+
+def test_a_short_serve_run_ticks_whole_passes(monkeypatch):
+    """The Serve tab's drafts figure on an 8-byte run (4 passes, 1 draft each)."""
+    from tabs.serve import TAB
+
+    tab, fig = next((t, f) for t, f in all_figures() if f.name == "serve_drafts")
+    for present in MODES:
+        with presenting(present):
+            figure = render(fig, tab, {**TAB.defaults(), "n_new": 8, "draft_len": 1}).figure
+        with drawn_texts(monkeypatch, figure) as drawn:
+            render_png(figure)
+        assert not fractional_count_ticks(figure, drawn)
