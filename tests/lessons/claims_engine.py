@@ -166,10 +166,11 @@ def _a() -> float:
     return _sweep().run("code", A_GAMMA).acceptance
 
 
-@claim("engine", "No: a wider pass reads more experts; by weight bytes the code prompt does best "
-       "at gamma {best} (Going further)")
+@claim("engine", "No: a wider pass reads more experts; modelled at a = {a:.2f}, gamma {best} "
+       "reads least per byte written (Going further)")
 def predict_answer() -> dict[str, object]:
-    return {"best": verify_tax().best_gamma(round(_a(), 2))}
+    a = round(_a(), 2)
+    return {"a": a, "best": verify_tax().best_gamma(a)}
 
 
 @claim("engine", "If each draft is accepted with probability a, a pass writes (1 − a^(γ+{one})) / "

@@ -199,8 +199,9 @@ def spacing() -> dict[str, object]:
             "share": p1.group_pages / (p1.group_pages + p1.block_pages)}
 
 
-@claim(LESSON, "weighs as much as {x:.1f} blocks of {P} tokens of latents, against {toy:.0f} "
-               "blocks here: with K3's weights k = {k} would free {k3_saved:.0%} of this cache's "
+@claim(LESSON, "weighs as many bytes as {x:.1f} blocks of {P} tokens of latents; here "
+               "{toy_b:.1f} blocks' bytes, and {toy:.0f} blocks' pages once each rounds up to "
+               "whole pages: with K3's weights k = {k} would free {k3_saved:.0%} of this cache's "
                "memory, against {saved:.0%} here.")
 def k3_group() -> dict[str, object]:
     P = 512
@@ -209,14 +210,20 @@ def k3_group() -> dict[str, object]:
     assert x == group / (K3.n_mla * K3.mla_bytes_per_token * P)
     sw, k = sweep(), k_demo()
     p1, p3 = sw.point(1), sw.point(k)
-    toy = (p1.group_pages / p1.groups) / dims().n_mla  # a group, in blocks of latents
+    d = dims()
+    toy = (p1.group_pages / p1.groups) / d.n_mla  # a group, in blocks of latents' pages
+    P_toy = base(k_default()).P
+    toy_b = d.n_kda * (d.kda_recurrent_bytes + d.kda_conv_bytes) / (
+        d.n_mla * d.mla_bytes_per_token * P_toy)  # the same, in bytes
+    assert toy_b < toy  # pages round the group's conv tail up
     blocks = p1.block_pages / dims().n_mla
     assert p3.block_pages == p1.block_pages  # spacing keeps every block
 
     def saved(weight: float) -> float:  # memory k frees, groups weighing `weight` blocks
         return 1 - (p3.groups * weight + blocks) / (p1.groups * weight + blocks)
     assert x > toy and saved(x) > saved(toy)
-    return {"x": x, "P": P, "toy": toy, "k": k, "k3_saved": saved(x), "saved": saved(toy)}
+    return {"x": x, "P": P, "toy_b": toy_b, "toy": toy, "k": k, "k3_saved": saved(x),
+            "saved": saved(toy)}
 
 
 # ---- Going further: why states are copied and latents shared ----------------------------------

@@ -79,7 +79,7 @@ def routing_hits() -> dict[str, object]:
 
 
 @claim(LESSON, "held-out text costs {dnll:+.3f} nats per byte more (± {se:.3f}; the model needs "
-               "{nll:.2f}): within two standard errors of no cost.")
+               "{nll:.2f} nats per byte): within two standard errors of no cost.")
 def routing_cost() -> dict[str, object]:
     a = _arms()
     r = a["routing"]
@@ -97,7 +97,7 @@ def _top_share() -> float:
 
 
 @reason(LESSON, "Cheap, because the top expert carries {share:.0%} of the weight: let routing swap "
-               "it too (J = {J0}) and the cost is {dnll0:.2f}.")
+               "the top expert too and the cost is {dnll0:.2f}.")
 def top_expert_cost() -> Reason:
     """Cause: keeping the top expert (J = 1 -> 0: it can be swapped). Rival: the window M
     (4 .. 16 at J = 1, the substitutes routing may pick): the cost stays within two standard
@@ -107,7 +107,7 @@ def top_expert_cost() -> Reason:
     r0, r1 = _arms(J=0)["routing"], _arms()["routing"]
     M0 = int(TAB.defaults()["M"])
     rival = [_arms(M=M)["routing"].delta_nll for M in windows(D) if M > D.top_k + 1 and M != M0]
-    return Reason(fields={"share": share, "J0": 0, "dnll0": r0.delta_nll},
+    return Reason(fields={"share": share, "dnll0": r0.delta_nll},
                   effect="Δ NLL of routing (nats per byte)", base=r1.delta_nll,
                   cause="keeping the top expert (J = 1 -> 0)", changed=r0.delta_nll,
                   expect="up", at_least=3 * (r0.nll_se + r1.nll_se),
