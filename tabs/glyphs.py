@@ -43,6 +43,15 @@ def outline(text: str, size: float, bold: bool = False, lift: float | None = Non
     return parts[0] if len(parts) == 1 else Path.make_compound_path(*parts)
 
 
+class GlyphLabels(PathCollection):
+    """The labels' outlines, one path each, remembering what they say and their size in points
+    (what a legibility check reads: tests/figures/drawn.py)."""
+
+    def __init__(self, texts: list[str], size: float, paths: list[Path], **kw) -> None:
+        super().__init__(paths, **kw)
+        self.texts, self.size = list(texts), size
+
+
 def labels(ax: Axes, xy: list[tuple[float, float]], texts: list[str], size: float, colour: str,
            *, bold: bool = False, lift: float | None = None, transform: Transform | None = None,
            clip_on: bool = True) -> None:
@@ -50,10 +59,10 @@ def labels(ax: Axes, xy: list[tuple[float, float]], texts: list[str], size: floa
     says, in one collection above the axes' other artists (zorder 3)."""
     if not texts:
         return
-    col = PathCollection([outline(t, size, bold, lift) for t in texts], offsets=xy,
-                         offset_transform=transform or ax.transData,
-                         transform=Affine2D().scale(1 / 72) + ax.get_figure().dpi_scale_trans,
-                         facecolors=colour, edgecolors="none", linewidths=0, zorder=3)
+    col = GlyphLabels(texts, size, [outline(t, size, bold, lift) for t in texts], offsets=xy,
+                      offset_transform=transform or ax.transData,
+                      transform=Affine2D().scale(1 / 72) + ax.get_figure().dpi_scale_trans,
+                      facecolors=colour, edgecolors="none", linewidths=0, zorder=3)
     col.set_in_layout(False)
     ax.add_collection(col, autolim=False)
     col.set_clip_on(clip_on)

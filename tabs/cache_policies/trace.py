@@ -51,8 +51,8 @@ def policy_trace(skew: float, persistence: float, topk: int, n_experts: int, tok
                              f"Trace: top-{topk} of {n_experts} experts, one layer"))
         left.legend(handles=chosen, loc="lower right", ncol=2, frameon=True, framealpha=0.95)
         right.stairs(share, np.arange(n_experts + 1) - 0.5, fill=True, color=ROLE["replay"])
-        uniform = right.axhline(100 / n_experts, color=ROLE["neutral"], ls="--", lw=1.0,
-                                label=f"uniform: 1/E = {100 / n_experts:.1f}%")
+        right.axhline(100 / n_experts, color=ROLE["neutral"], ls="--", lw=1.0,
+                      label=f"uniform: 1/E = {100 / n_experts:.1f}%")
         right.set_xlim(-0.5, n_experts - 0.5)
         right.set_ylim(0, max(100 / topk, 100 / n_experts) * 1.05)
         right.set_xlabel("expert popularity rank")

@@ -20,7 +20,7 @@ LOOK = Projector(words={
     "Acceptance falls as the guesses get longer": "Longer drafts: less accepted",
     "Yet each pass yields more bytes": "Yet more bytes per pass",
     "bytes generated per verify pass (mean)": "bytes per verify pass (mean)",
-    "plain greedy: 1 byte per pass": "plain greedy: 1 byte"}, legends="below")
+    "plain greedy: 1 byte per pass": "plain: 1 byte"}, legends="below")
 
 
 def _hero(ax, gamma: int) -> None:
@@ -59,29 +59,35 @@ def engine_acceptance(draft_len: int, kind: str) -> FigureResult:
         acc_ax.legend(title="prompt kind", loc="lower left", ncol=3)
         top = max(max(sw.series(k, "bytes_per_verify_pass")) for k in sw.kinds)
         bpp_ax.axhline(1.0, color=ROLE["neutral"], lw=1.0, ls=":")
-        bpp_ax.text(*arranged((GAMMAS[-1] + 0.3, 1.04), (GAMMAS[0] - 0.3, 1.04)),
-                    "plain greedy: 1 byte per pass", ha=arranged("right", "left"),
+        # a projector: the chosen gamma's note on the roomier side of its line, the plain line's
+        # name at the end of that line farther from it (neither crossed by the gamma line)
+        right = g > (GAMMAS[0] + GAMMAS[-1]) / 2
+        far_left = g - GAMMAS[0] > GAMMAS[-1] - g
+        bpp_ax.text(*arranged((GAMMAS[-1] + 0.3, 1.04),
+                              (GAMMAS[0] - 0.3, 1.04) if far_left else (GAMMAS[-1] + 0.3, 1.04)),
+                    "plain greedy: 1 byte per pass",
+                    ha=arranged("right", "left" if far_left else "right"),
                     va="bottom", fontsize=8, color=ROLE["annotation"])
         bpp_ax.set_ylim(0, top * 1.2)
         bpp_ax.set_ylabel("bytes generated per verify pass (mean)")
         bpp_ax.set_title("Yet each pass yields more bytes")
         r = sw.run(kind, g)
-        right = g > (GAMMAS[0] + GAMMAS[-1]) / 2  # a projector: a note on the roomier side
         notes = (acc_ax.annotate(brief(acc_ax, f"{kind}, gamma {g}: {r.accepted} of "
                                        f"{r.drafted}", f"{kind}: {r.accepted} of {r.drafted}"),
                                  (g, r.acceptance),
-                                 xytext=arranged((8, 10), (-8 if right else 8, 10)),
-                                 textcoords="offset points", ha=arranged("left", "right" if right
-                                                                         else "left"),
+                                 xytext=arranged((8, 10), (g - 0.25 if right else g + 0.25, 0.9)),
+                                 textcoords=arranged("offset points", "data"),
+                                 ha=arranged("left", "right" if right else "left"),
                                  fontsize=8, color=ROLE["annotation"]),
                  bpp_ax.annotate(brief(bpp_ax, f"{kind}, gamma {g}: {r.bytes_per_verify_pass:.2f}"
                                        f" bytes per pass\n({len(r.passes)} passes for "
                                        f"{sw.n_new - 1} bytes)",
-                                       f"{kind}: {r.bytes_per_verify_pass:.2f} bytes per pass"),
+                                       f"{kind}: {r.bytes_per_verify_pass:.2f} per pass"),
                                  (g, r.bytes_per_verify_pass),
                                  xytext=arranged((g + 0.15, 0.3),
-                                                 ((GAMMAS[0] + GAMMAS[-1]) / 2, 0.3)),
-                                 textcoords="data", ha=arranged("left", "center"),
+                                                 (g - 0.25 if right else g + 0.25, 0.3)),
+                                 textcoords="data",
+                                 ha=arranged("left", "right" if right else "left"),
                                  fontsize=8, color=ROLE["annotation"],
                                  arrowprops=dict(arrowstyle="-", color=ROLE["annotation"],
                                                  lw=0.6)))

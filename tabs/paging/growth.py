@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from core.experiments.paging import growth, stored
-from core.experiments.scenes import MAX_TOKENS, POOL_PAGES
+from core.experiments.scenes import POOL_PAGES
 from core.model.manifest import shipped_dims as dims
 from core.paging.ledger import toy_geometry
 from core.paging.pool import PageKind
@@ -50,7 +50,7 @@ def _label(what: str) -> str:
 def _table(ax, s, cols: int) -> None:
     kinds = s.layer_kinds
     text = cols <= 16
-    size = (arranged(9.0, 8.0) if cols <= 8 else arranged(6.5, 8.0)) if text else 5.5
+    size = arranged(9.0 if cols <= 8 else 6.5 if text else 5.5, 8.0)  # a projector: 8 pt
     first = {k: kinds.index(k) for k in set(kinds)}  # roles are labelled on one row per kind
     labels = {"white": ([], []), "black": ([], [])}  # colour: (positions, texts)
     for layer in range(len(kinds)):

@@ -33,7 +33,10 @@ from matplotlib.path import Path
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
+from tabs.glyphs import GlyphLabels
+
 DISPLAY_PX = 980  # the figure's width on screen, full width in a 1024 px window
+MIN_CSS_PX = 18.7  # presentation mode's least text size: 14 pt at 96 CSS px per inch
 CANVAS_SLACK_PX = 1.0  # antialiasing: a glyph may touch the edge
 OVERLAP_SLACK_PX = 1.0  # antialiased glyph edges of neighbours may touch
 BOX_SLACK_PX = 1.0  # a text may touch the edge of the box it is written in
@@ -57,7 +60,8 @@ class Drawn:
 @contextmanager
 def drawn_texts(monkeypatch: pytest.MonkeyPatch, fig: Figure) -> Iterator[list[Drawn]]:
     """Record every Text that actually draws (ticks outside the view, invisible or empty texts
-    and texts clipped away entirely do not)."""
+    and texts clipped away entirely do not), and every label drawn as glyph outlines
+    (tabs/glyphs.py), each at its size and ink extent."""
     drawn: list[Drawn] = []
     original = Text.draw
     width_px = fig.bbox.width
@@ -75,7 +79,25 @@ def drawn_texts(monkeypatch: pytest.MonkeyPatch, fig: Figure) -> Iterator[list[D
         css_px = self.get_fontsize() * self.figure.dpi / 72 * DISPLAY_PX / width_px
         drawn.append(Drawn(self, css_px, extent))
 
+    def draw_glyphs(self: GlyphLabels, renderer) -> None:
+        original_glyphs(self, renderer)
+        if not self.get_visible():
+            return
+        xy = self.get_offset_transform().transform(self.get_offsets())  # [n, 2] pixels
+        clip = self.get_clip_box() if self.get_clip_on() else None
+        css_px = self.size * self.figure.dpi / 72 * DISPLAY_PX / width_px
+        for text, path, (x, y) in zip(self.texts, self.get_paths(), xy, strict=True):
+            if not text.strip():
+                continue
+            box = self.get_transform().transform_path(path).get_extents()
+            extent = Bbox.from_extents(box.x0 + x, box.y0 + y, box.x1 + x, box.y1 + y)
+            if clip is not None and (extent := Bbox.intersection(extent, clip)) is None:
+                continue
+            drawn.append(Drawn(Text(text=text), css_px, extent))  # a stand-in: not on the axes
+
+    original_glyphs = GlyphLabels.draw
     monkeypatch.setattr(Text, "draw", draw)
+    monkeypatch.setattr(GlyphLabels, "draw", draw_glyphs)
     yield drawn
 
 

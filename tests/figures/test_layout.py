@@ -18,7 +18,7 @@ from tabs.figure import presenting, render_png
 from tabs.redraw_bench import bench_cases
 from tabs.registry import all_figures
 from tabs.spec import render
-from tests.figures.drawn import drawn_texts, fractional_count_ticks, layout_problems
+from tests.figures.drawn import MIN_CSS_PX, drawn_texts, fractional_count_ticks, layout_problems
 from tests.figures.known_faults import NORMAL
 
 CASES = [(tab, fig, label, values) for tab, fig in all_figures()
@@ -50,7 +50,11 @@ def test_text_stays_on_the_canvas_and_panels_apart(tab, fig, label, values, pres
         figure = render(fig, tab, values).figure
     with drawn_texts(monkeypatch, figure) as drawn:
         render_png(figure)
-    check(fig, label, present, layout_problems(figure, drawn))
+    problems = layout_problems(figure, drawn)
+    if present:  # a projector: every text, glyph-drawn labels included, at 14 pt or more
+        small = [d for d in drawn if d.css_px < MIN_CSS_PX]
+        problems += f"; text below {MIN_CSS_PX} px: {small[:3]}" if small else ""
+    check(fig, label, present, problems.lstrip("; "))
 
 
 def test_known_faults_name_real_cases():

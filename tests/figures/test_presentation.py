@@ -18,10 +18,9 @@ from tabs.figure import DPI, PRESENT_SCALE, lab_figure, presenting, render_png
 from tabs.registry import all_figures
 from tabs.spec import render
 from tests.conftest import RESULTS
-from tests.figures.drawn import drawn_texts, layout_problems
+from tests.figures.drawn import MIN_CSS_PX, drawn_texts, layout_problems
 from tests.figures.test_baselines import BASELINE
 
-MIN_CSS_PX = 18.7  # 14 pt at 96 CSS px per inch
 # Figures that cannot meet MIN_CSS_PX, each with its reason. Empty: every figure meets it.
 ALLOWLIST: dict[str, str] = {}
 

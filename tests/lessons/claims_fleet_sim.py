@@ -156,8 +156,8 @@ def _last_window_load(res: SimResult, width: float = 10.0) -> float:
 @claim(LESSON, "At {rate} requests/s with no failure, *least-loaded* routing finds {ll_hit:.0%} of "
                "prompt tokens cached; its last {w} s of arrivals ask for {ll_load:.0%} of "
                "[[prefill]] "
-               "capacity: an overload. *ring* finds {ring_hit:.0%} and its short requests' P95 TTFT "
-               "stays under {ring_top:.1f} s.")
+               "capacity: an overload. *ring* finds {ring_hit:.0%} and its short requests' P95 "
+               "TTFT stays under {ring_top:.1f} s.")
 def saturation_without_failure() -> dict[str, object]:
     rate = SATURATED_RATE
     ll, ring = _healthy(rate, "least_loaded"), _healthy(rate, "ring")
