@@ -28,12 +28,13 @@ from matplotlib.collections import Collection, PathCollection
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Patch
 from matplotlib.path import Path
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from tabs.glyphs import GlyphLabels
+from tests.figures.count_ticks import fractional_count_ticks
 
 DISPLAY_PX = 980  # the figure's width on screen, full width in a 1024 px window
 MIN_CSS_PX = 18.7  # presentation mode's least text size: 14 pt at 96 CSS px per inch
@@ -347,76 +348,6 @@ def squeezed(figure: Figure, drawn: list[Drawn]) -> list[str]:
         elif axis := _crowded_ticks(ax, drawn):
             out.append(f"{title!r}: {box.width:.0f} x {box.height:.0f} px, its {axis} tick "
                        "labels overlap")
-    return out
-
-
-def _numbers(labels: list[str]) -> list[float] | None:
-    """The tick labels as numbers (None when any is not one: categories, dates, words)."""
-    out = []
-    for t in labels:
-        try:
-            out.append(float(t.replace("\u2212", "-").replace(",", "").rstrip("%")))
-        except ValueError:
-            return None
-    return out
-
-
-def _whole(v: np.ndarray) -> bool:
-    return bool(np.all(v == np.round(v)))
-
-
-def _counts_along(ax: Axes, x: bool) -> bool:
-    """Whether everything ax plots in data coordinates along x (or y) sits on whole numbers:
-    line and scatter points, and shapes (bars, rectangles, polygons) by their edges or, for
-    bars centred on their index, by their centres. False for an image, or fewer than 2
-    distinct values."""
-    if ax.images:
-        return False
-    col = 0 if x else 1
-    points: list[np.ndarray] = []
-    shapes: list[tuple[float, float]] = []  # each shape's extent along the axis
-    for ln in ax.lines:
-        if ln.get_visible() and ln.get_transform() == ax.transData:
-            points.append(np.asarray(ln.get_xydata(), dtype=float)[:, col])
-    for p in ax.patches:
-        if isinstance(p, Rectangle) and p.get_visible() and p.get_data_transform() == ax.transData:
-            lo, size = (p.get_x(), p.get_width()) if x else (p.get_y(), p.get_height())
-            shapes.append((lo, lo + size))
-    for c in ax.collections:
-        if not c.get_visible():
-            continue
-        if isinstance(c, PathCollection) and c.get_offset_transform() == ax.transData \
-                and len(c.get_offsets()):
-            points.append(np.asarray(c.get_offsets(), dtype=float)[:, col])
-        elif c.get_transform() == ax.transData:
-            for path in c.get_paths():
-                v = path.vertices[:, col]
-                shapes.append((float(v.min()), float(v.max())))
-    pts = np.concatenate(points) if points else np.zeros(0)
-    pts = pts[np.isfinite(pts)]
-    edges = np.array(shapes, dtype=float).reshape(-1, 2)
-    values = np.concatenate([pts, edges.ravel()])
-    if len(np.unique(values[np.isfinite(values)])) < 2 or not _whole(pts):
-        return False
-    return _whole(edges) or _whole(edges.mean(axis=1))
-
-
-def fractional_count_ticks(figure: Figure, drawn: list[Drawn]) -> list[str]:
-    """Axes that plot only whole numbers along an axis (counts: bytes, pages, requests) yet
-    label it with fractions (0.25, 0.5, ...): a tick between two counts means nothing."""
-    out = []
-    drawn_ids = {id(d.text) for d in drawn}
-    for ax in figure.axes:
-        if not (ax.get_visible() and ax.axison):
-            continue
-        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            if axis.get_scale() != "linear":
-                continue
-            labels = [t.get_text() for t in axis.get_ticklabels() if id(t) in drawn_ids]
-            ticks = _numbers([t for t in labels if t.strip()])
-            if ticks and any(t != round(t) for t in ticks) and _counts_along(ax, name == "x"):
-                title = ax.get_title(loc="left") or ax.get_title() or ax.get_label()
-                out.append(f"{title!r}: {name} ticks {labels} over whole numbers")
     return out
 
 

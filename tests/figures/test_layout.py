@@ -18,7 +18,8 @@ from tabs.figure import presenting, render_png
 from tabs.redraw_bench import bench_cases
 from tabs.registry import all_figures
 from tabs.spec import render
-from tests.figures.drawn import MIN_CSS_PX, drawn_texts, fractional_count_ticks, layout_problems
+from tests.figures.count_ticks import fractional_count_ticks
+from tests.figures.drawn import MIN_CSS_PX, drawn_texts, layout_problems
 from tests.figures.known_faults import NORMAL
 
 CASES = [(tab, fig, label, values) for tab, fig in all_figures()
