@@ -33,6 +33,7 @@ from matplotlib.path import Path
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
+from tabs.figure import DRAW_LOCK
 from tabs.glyphs import GlyphLabels
 from tests.figures.count_ticks import fractional_count_ticks
 
@@ -100,6 +101,14 @@ def drawn_texts(monkeypatch: pytest.MonkeyPatch, fig: Figure) -> Iterator[list[D
     monkeypatch.setattr(Text, "draw", draw)
     monkeypatch.setattr(GlyphLabels, "draw", draw_glyphs)
     yield drawn
+
+
+def lay_out(fig: Figure) -> None:
+    """Lay out and draw every artist without rasterising (Figure.draw_without_rendering): the
+    same texts at the same sizes and extents as render_png draws them, in about half the time
+    (tests/figures/test_layout.py holds the two equal)."""
+    with DRAW_LOCK:
+        fig.draw_without_rendering()
 
 
 def _ink(text: Text, extent: Bbox) -> Bbox:

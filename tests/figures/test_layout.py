@@ -19,7 +19,7 @@ from tabs.redraw_bench import bench_cases
 from tabs.registry import all_figures
 from tabs.spec import render
 from tests.figures.count_ticks import fractional_count_ticks
-from tests.figures.drawn import MIN_CSS_PX, drawn_texts, layout_problems
+from tests.figures.drawn import MIN_CSS_PX, drawn_texts, lay_out, layout_problems
 from tests.figures.known_faults import NORMAL
 
 CASES = [(tab, fig, label, values) for tab, fig in all_figures()
@@ -50,7 +50,7 @@ def test_text_stays_on_the_canvas_and_panels_apart(tab, fig, label, values, pres
     with presenting(present):
         figure = render(fig, tab, values).figure
     with drawn_texts(monkeypatch, figure) as drawn:
-        render_png(figure)
+        lay_out(figure)
     problems = layout_problems(figure, drawn)
     if present:  # a projector: every text, glyph-drawn labels included, at 14 pt or more
         small = [d for d in drawn if d.css_px < MIN_CSS_PX]
@@ -99,3 +99,20 @@ def test_a_short_serve_run_ticks_whole_passes(monkeypatch):
         with drawn_texts(monkeypatch, figure) as drawn:
             render_png(figure)
         assert not fractional_count_ticks(figure, drawn)
+
+
+@pytest.mark.parametrize("present", MODES, ids=_mode)
+def test_laying_out_draws_what_a_render_draws(present, monkeypatch):
+    """lay_out (no rasterising) draws the same texts at the same sizes and extents as
+    render_png: what the cases above check is what is served. Every 5th figure at its defaults
+    (compared once over all 432 preset and heaviest cases in both modes: no difference)."""
+    for tab, fig in all_figures()[::5]:
+        seen = []
+        for draw in (render_png, lay_out):
+            with presenting(present):
+                figure = render(fig, tab).figure
+            with drawn_texts(monkeypatch, figure) as drawn:
+                draw(figure)
+            seen.append(sorted((d.text.get_text(), round(d.css_px, 3),
+                                tuple(round(x, 3) for x in d.extent.bounds)) for d in drawn))
+        assert seen[0] == seen[1], fig.name
