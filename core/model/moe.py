@@ -105,8 +105,8 @@ class MoE(nn.Module):
         as they lie (no weight copied), its rows padded to the busiest expert's; from
         PAIRS_BUCKETED pairs, experts in buckets of similar load, so little is padding. The
         stacks: every expert of the layer when most are chosen and all are resident, else
-        the chosen ones. A row's bits depend neither on
-        the other rows of its entry nor on the other entries (core/model/kernels.py)."""
+        the chosen ones. A row's bits depend neither on the other rows of its entry nor on the
+        other entries (core/model/kernels.py)."""
         N, D = flat.shape
         k = r.ids.shape[1]
         P = N * k
@@ -134,10 +134,10 @@ class MoE(nn.Module):
         by_expert = torch.argsort(col, stable=True)  # pairs grouped by expert, in token order
         slot = torch.empty_like(col)  # each pair's row within its expert's entry
         slot[by_expert] = torch.arange(P) - (counts.cumsum(0) - counts)[col[by_expert]]
-        inner = stacks[0].shape[-1]
-        m = max(kx.bmm_rows(D, inner), kx.bmm_rows(inner, D))  # powers of 2: a common multiple
         n = int(counts.max())
         if P < PAIRS_BUCKETED:  # one entry per expert: rows padded here, not in every product
+            inner = stacks[0].shape[-1]
+            m = max(kx.bmm_rows(D, inner), kx.bmm_rows(inner, D))  # powers of 2: a common multiple
             n = m * -(-n // m)
         index = torch.full((U, n), P, dtype=torch.long)  # P: a zero row
         index[col, slot] = torch.arange(P)  # [U, n]: each expert's pairs, then padding
