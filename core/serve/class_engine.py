@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -155,6 +156,11 @@ class ClassEngine:
 
     # ---- the step loop ---------------------------------------------------------------------
     def _loop(self) -> None:
+        """Step while anything is queued or running. The step runs outside the room's lock
+        (the engine's own lock puts a page's submit or Stop between two steps), and the
+        thread gives way after each step: a lock a thread holds almost all the time starves
+        the others (holding the room's lock through the step, a page's serve() waited until
+        the room went idle: 1.5 s behind a 256-byte request, tests/core/serve)."""
         d = self.model.dims
         while True:
             with self._cond:
@@ -164,8 +170,10 @@ class ClassEngine:
                     return
                 held = [[self.cache.resident(layer, e) is not None for e in range(d.n_experts)]
                         for layer in range(d.n_layers)]  # as the step begins
-                rep = self.engine.step()
+            rep = self.engine.step()
+            with self._cond:
                 self._account(rep, held)
+            time.sleep(0)  # let a thread woken for one of the locks take it first
 
     def _account(self, rep: StepReport, held: list[list[bool]]) -> None:
         """Hand each seat its events and its tokens' experts; refresh the room's counts."""

@@ -13,6 +13,7 @@ import threading
 import pytest
 
 from core.serve.class_engine import ClassBusy, ClassEngine, EngineBusy
+from core.serve.limits import MAX_SESSION_NEW
 from core.serve.live import ServeConfig
 
 PROMPTS = [b"def parse(argv):\n    for name in argv:\n        print(name)\n    return 0\n",
@@ -61,14 +62,16 @@ def test_one_request_per_seat_and_a_bounded_queue_that_loses_nothing(shipped):
     room = ClassEngine(shipped, capacity=32, max_batch=1, max_waiting=1)
     try:
         a, b, c = room.seat(), room.seat(), room.seat()
-        first = room.serve(a, _cfg(PROMPTS[0], n_new=200))
+        first = room.serve(a, _cfg(PROMPTS[0], n_new=MAX_SESSION_NEW))
         next(first)  # a runs (its first byte is out) and holds the batch's one seat
         with pytest.raises(ClassBusy, match="already has request"):
             room.serve(a, _cfg(PROMPTS[1]))
-        second = room.serve(b, _cfg(PROMPTS[1]))  # waits behind a
+        second = room.serve(b, _cfg(PROMPTS[1]))  # waits behind a (a page's serve is not
+        # held up while the room steps: it once waited until the room went idle)
+        assert a.rid is not None, "a finished before b was queued"
         with pytest.raises(EngineBusy, match=r"1 requests waiting \(max_waiting=1\)"):
             room.serve(c, _cfg(PROMPTS[2]))
-        assert list(first)[-1].text == shipped.generate(PROMPTS[0], 200)
+        assert list(first)[-1].text == shipped.generate(PROMPTS[0], MAX_SESSION_NEW)
         assert list(second)[-1].text == shipped.generate(PROMPTS[1], N_NEW)
         assert list(room.serve(c, _cfg(PROMPTS[2])))[-1].text == shipped.generate(PROMPTS[2],
                                                                                    N_NEW)
