@@ -235,6 +235,18 @@ def tax_sets_best_gamma() -> Reason:
                   within=Within(name="one draft", abs=1))
 
 
+@claim("engine", "The curve is flat near its best: γ = {lo} and {hi} read at most {more:.1%} "
+       "more.")
+def flat_near_best() -> dict[str, object]:
+    """The modelled weight bytes per byte written at the best gamma's neighbours."""
+    a, tax = round(_a(), 2), verify_tax()
+    best = tax.best_gamma(a)
+    lo, hi = best - 1, best + 1
+    more = max(tax.cost(a, g) for g in (lo, hi)) / tax.cost(a, best) - 1
+    assert 0 < more < 0.02
+    return {"lo": lo, "hi": hi, "more": more}
+
+
 @claim("engine", "{toy_msg} per layer on the tiny model, {k3_msg} at K3. Counting every layer "
        "(all KDA layers against all MLA layers) the crossover at P = {P} is {toy:,.0f} tokens on "
        "the tiny model and {k3:,.0f} at K3.")
