@@ -9,9 +9,10 @@ tab's engine (core.experiments.prefix.base) and reads the pool's own pages:
   cached_changed   bytes of those cached pages (shared latents and the group) that differ after
             the request decoded n_new bytes, against a snapshot taken before it was submitted:
             0, because nothing is ever written to a full block or a published group
-  in_place_changed   bytes of the group's pages that would differ had the request run its KDA
-            layers in them (its state now, laid out as the group's pages, against the group):
-            what sharing the state would have done to the checkpoint
+  in_place_changed   bytes of the group's state (S and conv tails, not the pages' unused rest)
+            that would differ had the request run its KDA layers in them (its state now, laid
+            out as the group's pages, against the group): what sharing the state would have
+            done to the checkpoint
   step_changed   the fraction of the request's KDA state values (S and conv tails) that one
             more decode step changes
 Oracle: the pool's refcounts and bytes, read directly (no engine verdict is used).
@@ -68,8 +69,13 @@ def sharing(checkpoint_every: int, n_new: int = 32) -> Sharing:
     step_changed = float((_state(seq) != state).float().mean())
     while req.emitted < n_new - 1:
         eng.step()
+    geo = seq.geometry  # per KDA layer: the heads' pages (whole), then the conv tail's bytes
+    used = torch.zeros(len(own), pool.page_bytes, dtype=torch.bool)  # the state's own bytes
+    per_layer = len(own) // len(seq.kda_groups)
+    for i in range(len(own)):
+        used[i, : pool.page_bytes if i % per_layer < geo.heads.pages else geo.kda_conv_bytes] = 1
     mine = pool.arena[torch.tensor(own)]  # the state now, in the group's page layout
-    in_place = int((mine != pool.arena[torch.tensor(group)]).sum())
+    in_place = int(((mine != pool.arena[torch.tensor(group)]) & used).sum())
     while eng.running:
         eng.step()
     eng.check()

@@ -68,7 +68,7 @@ def read_kda(seqs: Sequence[PagedSequence]) -> list[KDAState]:
         heads = heads[..., : per * hb]
     heads = heads.reshape(G, d.n_kda, -1)[:, :, : d.kda_heads * hb]
     S = heads.view(torch.float32).view(G, d.n_kda, d.kda_heads, d.kda_head_dim, d.kda_head_dim)
-    conv = _tail(words, idx[:, :, hp:], geo.kda_conv_bytes).view(torch.uint8)
+    conv = _tail(words, idx[:, :, hp:], geo.kda_conv_bytes)  # [G L, conv bytes]
     conv = conv.view(G, d.n_kda, -1).view(torch.float32)
     conv = conv.view(G, d.n_kda, d.conv_size - 1, 3 * d.kda_inner)
     return [KDAState(conv[:, i], S[:, i]) for i in range(d.n_kda)]
