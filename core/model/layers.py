@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from core.kda import kda_chunked, kda_chunked_states, kda_gate, kda_step
 from core.kda.differentiable import kda_chunked_autograd
+from core.kda.recurrent import kda_step_products
 from core.model.attention import BLOCK
 from core.model.clock import timed
 from core.model.config import ModelDims
@@ -238,7 +239,7 @@ class KDA(nn.Module):
             done = dict(zip(map(id, prefill), _prefill_scan(prefill), strict=True))
             for x in inputs:
                 if id(x) not in done:
-                    done[id(x)] = self._scan(x)
+                    done[id(x)] = self._scan(x, kx)
         outs, o_parts = [], []
         for x in inputs:
             o, S, captured = done[id(x)]
@@ -252,9 +253,11 @@ class KDA(nn.Module):
         y = kx.linear(self.o_norm(o, kx).reshape(N, C) * gate, self.o_proj.weight)
         return y, outs
 
-    def _scan(self, x: _Scan) -> tuple[torch.Tensor, torch.Tensor, tuple[KDAState, ...]]:
-        """A recurrent group (kda_step per token) or a training one (the autograd form):
-        (o [G, T, H, V], final S, no captures)."""
+    def _scan(self, x: _Scan, kx: Kernels
+              ) -> tuple[torch.Tensor, torch.Tensor, tuple[KDAState, ...]]:
+        """A recurrent group (kda_step per token; a FAST decode group's single token as
+        batched products) or a training one (the autograd form): (o [G, T, H, V], final S,
+        no captures)."""
         q, k, v, g, beta = x.q, x.k, x.v, x.g, x.beta
         G, T, H, K = q.shape
         if not x.grp.recurrent:  # NOTE: kda_chunked writes with out=: no autograd
@@ -262,7 +265,8 @@ class KDA(nn.Module):
             return o, S, ()
         S = x.S0 if x.S0 is not None else q.new_zeros(G, H, K, K)
         if T == 1:
-            o_t, S = kda_step(q[:, 0], k[:, 0], v[:, 0], g[:, 0], beta[:, 0], S)
+            step = kda_step if kx.invariant or x.grp.keep_inputs else kda_step_products
+            o_t, S = step(q[:, 0], k[:, 0], v[:, 0], g[:, 0], beta[:, 0], S)
             return o_t.unsqueeze(1), S, ()  # [G, 1, H, V]
         qt, kt, vt, gt = (y.transpose(0, 1).contiguous() for y in (q, k, v, g))  # [T, G, ...]
         bt = beta.transpose(0, 1).contiguous()  # [T, G, H]: each step's rows contiguous

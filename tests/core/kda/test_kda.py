@@ -18,6 +18,7 @@ import torch
 from core.errors import ParamError
 from core.kda import kda_chunked, kda_gate, kda_recurrent, kda_step, segment_transition
 from core.kda.chunked import sub_chunk_size
+from core.kda.recurrent import kda_step_products
 from core.speculative.drafts import DraftProjections
 from tests.tolerance import EXACT, FP32_ORACLE, FP64_CHUNKED, Tolerance, assert_close
 
@@ -125,6 +126,20 @@ class TestStep:
         Am = (eye - bk * k[..., None, :]) * g.exp()[..., None, :]  # [B, H, K, K]
         want = Am @ S + bk * v[..., None, :]
         assert_close(want, got, FP64_CHUNKED, "matrix form")
+
+    @pytest.mark.parametrize("B", [1, 16])
+    def test_batched_products_form(self, B):
+        """The FAST kernels' step (BLAS products) against kda_step, float64, non-contiguous
+        state as the batched page reads give it; the hand-computed token too."""
+        q, k, v, g, beta = (x[:, 0] for x in _inputs(B=B, T=1, seed=B))
+        S = torch.randn(B, 2, 3, 8, 5, dtype=torch.float64)[:, 1]  # [B, H, K, V], a slice
+        for want, got in zip(kda_step(q, k, v, g, beta, S), kda_step_products(q, k, v, g, beta, S),
+                             strict=True):
+            assert_close(want, got, FP64_CHUNKED, "batched products vs kda_step")
+        o, S1 = kda_step_products(*self.ARGS, self.S)
+        o_ref, S_ref = kda_step(*self.ARGS, self.S)  # default scale K^-1/2 on both
+        assert_close(S_ref, S1, FP64_CHUNKED, "hand token: state")
+        assert_close(o_ref, o, FP64_CHUNKED, "hand token: output")
 
 
 LENGTHS_AND_CHUNKS = [(1, 64), (7, 4), (50, 2), (64, 16), (64, 64), (257, 64), (257, 32), (100, 1)]
