@@ -195,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     from tabs.render_cache import configure
 
     configure(args.render_cache_mib << 20)
-    warm_in_background()  # the seconds-long sweeps some tabs read, computed after startup
+    # the seconds-long sweeps some tabs read, computed after startup; for a class, then every
+    # tab's figures at its defaults and presets (the lecture's path) into the shared cache
+    warm_in_background(prerender=args.class_engine)
     if args.class_engine:
         from core.experiments.serve import serve_class
 

@@ -5,15 +5,19 @@ cache) whose once-only sweeps are already computed (tabs/warm.py):
   class   a room following its lecturer: --class-sessions (30) sessions step through every
           tab's presets in registry order, calling each figure of the tab at each preset, each
           session --lag seconds (0.5) behind the one before. Target: P95 <= 1 s per call.
+          --prerendered: the server first renders the lecture (tabs/warm.py prerender_lecture,
+          as `python app.py --class` does after its start), so the class meets a cache that
+          holds its path; without it the first session renders each figure as it goes.
   random  --sessions (20) sessions making --calls (10) random valid figure calls each across
           every tab (defaults, a preset, or one control at its demo value). Target: no session
           starves (per-session medians within 2x of each other).
 
 The sessions run in client processes of their own (`--drive`, --per-process sessions each, as
 threads), as a room's browsers would, so that no client waits on another's interpreter lock
-nor on the server's (one gradio_client call costs its client ~40 ms of CPU here, the server
-~6 ms on a render-cache hit). On one 2-core machine the clients still share the cores with
-the server, which a room's laptops would not: the numbers are an upper bound.
+nor on the server's. On one 2-core machine the clients still share the cores with the server,
+which a room's laptops would not: the numbers are an upper bound, and each scenario prints the
+CPU a call cost the server and the client processes (one gradio_client session alone, on
+render-cache hits: client 51 ms, server 14 ms of CPU a call, P50 77 ms).
 `--serve N` measures the Serve tab instead (tabs/serve_load.py). Printed per scenario: errors
 (target 0), P50 / P95 latency over all calls, per-session
 medians, and the render cache's hits and misses. Then, in process: for every figure at its
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -92,19 +97,24 @@ def session(url: str, calls: list[Call], delay_s: float = 0.0
     return times, errors
 
 
-def run_scenario(name: str, plans: list[tuple[list[Call], float]], per_process: int
-                 ) -> tuple[str, list]:
-    """Serve a fresh lab (empty render cache), run every plan as a session at once."""
+def run_scenario(name: str, plans: list[tuple[list[Call], float]], per_process: int,
+                 prerendered: bool = False) -> tuple[str, list]:
+    """Serve a fresh lab (empty render cache, or the lecture pre-rendered), run every plan as
+    a session at once."""
     from app import build_app, launch_kwargs
     from tabs.render_cache import RENDERS
+    from tabs.warm import prerender_lecture
 
     RENDERS.clear()
+    if prerendered:
+        n, seconds = prerender_lecture()
+        print(f"{name}: pre-rendered the lecture, {n} figures in {seconds:.1f} s", flush=True)
     before = RENDERS.stats()
     demo = build_app()
     _, url, _ = demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True,
                             **launch_kwargs())
     try:
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), os.times()
         groups = [plans[i:i + per_process] for i in range(0, len(plans), per_process)]
         procs = [subprocess.Popen([sys.executable, "-m", "tabs.load_bench", "--drive", url],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -117,7 +127,7 @@ def run_scenario(name: str, plans: list[tuple[list[Call], float]], per_process: 
         for proc in procs:
             if proc.wait() != 0:
                 raise SystemExit("a client process failed")
-        wall = time.perf_counter() - t0
+        wall, cpu1 = time.perf_counter() - t0, os.times()
     finally:
         demo.close()
     after = RENDERS.stats()
@@ -125,11 +135,15 @@ def run_scenario(name: str, plans: list[tuple[list[Call], float]], per_process: 
     errors = [e for _, es in runs for e in es]
     medians = sorted(statistics.median(ts) for ts, _ in runs)
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+    server = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / len(times)
+    clients = (cpu1.children_user + cpu1.children_system
+               - cpu0.children_user - cpu0.children_system) / len(times)
     line = (f"{name}: {len(plans)} sessions, {len(times)} calls in {wall:.1f} s: errors "
             f"{len(errors)}, P50 {statistics.median(times):.3f} s, P95 {p95:.3f} s; per-session "
             f"medians {medians[0]:.3f}-{medians[-1]:.3f} s ({medians[-1] / medians[0]:.2f}x); "
             f"render cache {after.hits - before.hits} hits, {after.misses - before.misses} "
-            f"renders, {after.joins - before.joins} joined a render in flight")
+            f"renders, {after.joins - before.joins} joined a render in flight; CPU per call: "
+            f"server {server * 1e3:.1f} ms, client processes {clients * 1e3:.1f} ms")
     return line, errors
 
 
@@ -174,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=10, help="random: calls per session (10)")
     ap.add_argument("--class-sessions", type=int, default=30, help="class: sessions (30)")
     ap.add_argument("--lag", type=float, default=0.5, help="class: seconds between sessions")
+    ap.add_argument("--prerendered", action="store_true",
+                    help="class: the server pre-renders the lecture first (as --class does)")
     ap.add_argument("--per-process", type=int, default=5,
                     help="sessions per client process (5)")
     ap.add_argument("--serve", type=int, metavar="N",
@@ -205,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                                              for s in range(a.sessions)]))
     failed = False
     for name, plans in scenarios:
-        line, errors = run_scenario(name, plans(), a.per_process)
+        line, errors = run_scenario(name, plans(), a.per_process,
+                                    prerendered=a.prerendered and name == "class")
         print(line, flush=True)
         for e in errors[:10]:
             print("  error:", e)

@@ -11,6 +11,12 @@ costs one render per preset, the page opening's default figures a lookup.
   configure(max_bytes)                              the bound (default DEFAULT_MAX_BYTES; the
                                                     app's --render-cache-mib)
 
+Renders run RENDER_SLOTS at a time for the whole server (the cores: more at once only slows
+each), behind a semaphore of their own: a hit or a join never waits for a slot, so a class
+asking for figures already drawn is answered in milliseconds while another figure renders.
+(Gradio's concurrency limits cannot say this: they count events, hit or render alike, so one
+slow render held a slot that every hit of its event group then queued behind.)
+
 Key: (the FigureSpec (its name, title and function), presenting, the validated values of the
 figure's own parameters, in its parameter order): two requests that differ only in a control
 the figure does not read, or in the form of a number (8 vs 8.0), share one entry. Value: the
@@ -24,6 +30,8 @@ figure that raised (its error is drawn in its place instead), the live panels
 from __future__ import annotations
 
 import base64
+import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -34,6 +42,8 @@ from tabs.metrics import to_markdown
 from tabs.spec import FigureSpec, TabSpec, validated
 
 DEFAULT_MAX_BYTES = 256 << 20
+RENDER_SLOTS = max(1, min(4, os.cpu_count() or 1))
+_slots = threading.BoundedSemaphore(RENDER_SLOTS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,8 +77,9 @@ def key(fig: FigureSpec, params: Mapping[str, object], present: bool) -> tuple:
 
 
 def render_now(fig: FigureSpec, params: Mapping[str, object], present: bool) -> Rendered:
-    """Render once, uncached: fig.fn on validated params, under presentation mode or not."""
-    with presenting(present):
+    """Render once, uncached: fig.fn on validated params, under presentation mode or not
+    (waits for one of the RENDER_SLOTS)."""
+    with _slots, presenting(present):
         result = fig.fn(**params)
         png = render_png(result.figure)
     return Rendered(plot="data:image/png;base64," + base64.b64encode(png).decode("ascii"),

@@ -11,8 +11,10 @@ what "the newest values win" needs, with no bookkeeping of ours. A run tab (Serv
 its select and kick only: its controls wait for the Generate button.
 
 Concurrency limits are process-wide: DRAWS_PER_TAB draws of one tab run at once for the whole
-class (the render cache answers repeats in milliseconds), each tab its own group so a slow tab
-never holds up another. API endpoints (gradio_client, raw HTTP: one per figure, no page
+class, each tab its own group so a slow tab never holds up another, and API_CALLS figure calls;
+the CPU is bounded by the render cache's own slots (tabs/render_cache.py RENDER_SLOTS), which a
+hit never waits for: the limits here only bound the worker threads, high enough that a class's
+hits do not queue behind one render. API endpoints (gradio_client, raw HTTP: one per figure, no page
 trigger) reject a bad value with an error naming the parameter.
 """
 
@@ -24,8 +26,9 @@ import gradio as gr
 from tabs.controls import Check, Choice, Slider
 from tabs.ui_draw import TabParts, api_handler, tab_draw
 
-DRAWS_PER_TAB = 2
-API = dict(trigger_mode="always_last", show_progress="minimal", concurrency_limit=2,
+DRAWS_PER_TAB = 8
+API_CALLS = 16
+API = dict(trigger_mode="always_last", show_progress="minimal", concurrency_limit=API_CALLS,
            concurrency_id="api",
            preprocess=False)  # raw values: our validation names the parameter and its range
 

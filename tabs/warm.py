@@ -5,10 +5,16 @@ Engine tab's 24 speculative requests, the fleet's capacity sweep of 60 simulatio
 cache's checkpoint-spacing sweep). Each is cached and single-flight behind its own lock, so the
 first student to open one of those tabs would otherwise wait for it inside the tab's first draw
 (each is a core.experiments function cached with @single_flight).
+`prerender_lecture` renders, into the render cache every session shares (tabs/render_cache.py),
+each tab's figures at its defaults and at each of its presets, in registry order: the path a
+lecturer takes through the lab, so a class that follows it is answered from the cache. The
+class server (`python app.py --class`) runs it after the sweeps; about one render per figure
+and preset, one at a time, so it leaves every other render slot to the room.
 `warm_in_background` starts one daemon thread that computes them in tab order a few seconds
 after launch, once the first page has been served; a tab opened meanwhile waits on the same
-lock for the same result, never a second computation. Nothing here draws a figure (figures
-draw under the lab's draw lock and would hold up redraws). A figure drawn on the page before
+lock for the same result, never a second computation. The sweeps draw nothing; the lecture's
+pre-render draws one figure at a time (figures draw under the lab's draw lock), so a student's
+redraw waits behind at most one figure's drawing. A figure drawn on the page before
 its sweep is ready says so in its heading while it waits (`waiting`: tabs/ui_draw.py), so a
 student who opens the tab that early sees why it takes seconds; no slider's redraw ever waits
 on a sweep (none depends on a control).
@@ -80,9 +86,40 @@ def warm_all() -> dict[str, float]:
     return took
 
 
-def warm_in_background(delay_s: float = START_DELAY_S) -> threading.Thread:
+def lecture() -> list[tuple[object, object, dict[str, object]]]:
+    """(tab, figure, values): every tab's figures at its defaults, then at each preset, in
+    registry order (a run tab's figures too: what its page shows before a run)."""
+    from tabs.registry import REGISTRY
+
+    out = []
+    for tab in REGISTRY:
+        for values in (tab.defaults(), *({**tab.defaults(), **p.values} for p in tab.presets)):
+            out += [(tab, fig, values) for fig in tab.figures]
+    return out
+
+
+def prerender_lecture() -> tuple[int, float]:
+    """Render the lecture's figures (lecture()) into the shared render cache, one at a time;
+    (figures rendered or found there, seconds). A figure that fails is logged and skipped: its
+    tab draws it, with its error, when asked."""
+    from tabs.render_cache import rendered
+
+    t0, done = time.perf_counter(), 0
+    for tab, fig, values in lecture():
+        try:
+            rendered(fig, tab, values)
+        except Exception:  # noqa: BLE001 - a background warm-up must not kill the server
+            log.exception("pre-rendering %s failed", fig.name)
+            continue
+        done += 1
+    return done, time.perf_counter() - t0
+
+
+def warm_in_background(delay_s: float = START_DELAY_S, prerender: bool = False
+                       ) -> threading.Thread:
     """Also freezes the heap (tabs.figure.freeze_heap) before and after the warm-up: here
-    rather than while the app is built, where its full collection cost ~0.16 s of startup."""
+    rather than while the app is built, where its full collection cost ~0.16 s of startup.
+    prerender: then the lecture's figures too (prerender_lecture)."""
     from tabs.figure import freeze_heap
 
     def run() -> None:
@@ -91,6 +128,9 @@ def warm_in_background(delay_s: float = START_DELAY_S) -> threading.Thread:
         took = warm_all()
         freeze_heap()  # the sweeps just computed live as long as the server
         log.info("warmed: %s", ", ".join(f"{k} {v:.1f} s" for k, v in took.items()))
+        if prerender:
+            n, seconds = prerender_lecture()
+            log.info("pre-rendered the lecture: %d figures in %.1f s", n, seconds)
 
     t = threading.Thread(target=run, name="serving-lab-warm", daemon=True)
     t.start()
