@@ -1,10 +1,10 @@
 """The Serve tab's streamed run: Generate streams snapshots of a run into the page (text with
-every snapshot, figures under a redraw budget shared by the whole server), Stop cancels it.
+every snapshot, figures under a redraw rule for the whole server: tabs/stream_draws.py), Stop
+cancels it.
 RUN_CONCURRENCY / CLASS_CONCURRENCY: how many streamed runs the server serves at once."""
 
 # No `from __future__ import annotations` here (tabs/ui.py says why).
 
-import threading
 import time
 
 import gradio as gr
@@ -13,22 +13,19 @@ from core.errors import ParamError
 from tabs.figure import presenting
 from tabs.metrics import to_markdown
 from tabs.spec import RunSpec, TabSpec, run_params
+from tabs.stream_draws import StreamDraws
 from tabs.ui_draw import TabParts, served_result
 
 RUN_CONCURRENCY = 2  # streamed runs at once, each with its own engine
 CLASS_CONCURRENCY = 128  # with a class engine: every seat's stream waits on the same batch
 
 # While a run streams, its text goes out with every snapshot (at most every TEXT_EVERY_S: a
-# page does not need more, and each update costs the server); its figures redraw only when
-# drawing takes at most 1 / REDRAW_SHARE of the run's wall time, and only while no other
-# stream is drawing (one stream's draw at a time for the whole server: with a class engine,
-# thirty pages drawing at once would take the cores the batch needs): a draw starts only if
-# the run's drawing so far plus what the last draw took stays within 1 / REDRAW_SHARE of the
-# run's wall time so far. At the end they redraw once, after the last text has gone out.
-REDRAW_SHARE = 5
+# page does not need more, and each update costs the server); its figures redraw under
+# DRAWS's rule (tabs/stream_draws.py: one draw at a time for the whole server, all pages'
+# drawing within 1 / REDRAW_SHARE of the wall time) and once at the end, after the last text.
+REDRAW_SHARE = 10
 TEXT_EVERY_S = 0.05  # the text goes out at most this often (and with the last byte)
-STREAM_DRAW = threading.Lock()
-_DRAW_S: dict[str, float] = {}  # per tab: the seconds its last draw of every figure took
+DRAWS = StreamDraws(REDRAW_SHARE)
 
 
 def run_handler(run: RunSpec, tab: TabSpec):
@@ -55,31 +52,37 @@ def run_handler(run: RunSpec, tab: TabSpec):
         figures: list[object] = [gr.skip()] * (2 * len(tab.figures))
         start, sent, drawing = time.perf_counter(), 0.0, 0.0
         status: str | dict = "generating…"  # sent once: a cancelled run's last output is sent
-        for snap in snapshots:                # again as it ends, and must not undo "stopped"
-            now = time.perf_counter()
-            if not snap.done and now - sent < TEXT_EVERY_S:
-                continue
-            sent = now
-            # the figures drawn last are sent again, unchanged: Gradio's page applies a
-            # streamed output as a diff, and "no change" would delete the image (ui_draw.py)
-            text = [run.text(snap), *figures, run.live(snap), run.result(snap)]
-            yield [session, "drawing the figures…" if snap.done else status, *text]
-            status = gr.skip()
-            within = drawing + _DRAW_S.get(tab.id, 1.0) <= (now - start) / REDRAW_SHARE
-            if snap.done:
-                STREAM_DRAW.acquire()
-            elif not within or not STREAM_DRAW.acquire(blocking=False):
-                continue
-            try:
+        DRAWS.started()                       # again as it ends, and must not undo "stopped"
+        generating = True
+        try:
+            for snap in snapshots:
+                now = time.perf_counter()
+                if not snap.done and now - sent < TEXT_EVERY_S:
+                    continue
+                sent = now
+                # the figures drawn last are sent again, unchanged: Gradio's page applies a
+                # streamed output as a diff, and "no change" would delete the image (ui_draw.py)
+                text = [run.text(snap), *figures, run.live(snap), run.result(snap)]
+                yield [session, "drawing the figures…" if snap.done else status, *text]
+                status = gr.skip()
+                if snap.done:
+                    DRAWS.finished()
+                    generating = False
+                    DRAWS.wait_turn()
+                elif not DRAWS.allowed(tab.id, drawing, now - start):
+                    continue
                 t0 = time.perf_counter()
-                figures = draw(snap, bool(present))
-                took = time.perf_counter() - t0
+                try:
+                    figures = draw(snap, bool(present))
+                finally:
+                    took = time.perf_counter() - t0
+                    DRAWS.drew(tab.id, took)
                 drawing += took
-                _DRAW_S[tab.id] = took  # the next guess of what a draw costs
-            finally:
-                STREAM_DRAW.release()
-            yield [session, "done" if snap.done else gr.skip(), run.text(snap), *figures,
-                   run.live(snap), run.result(snap)]
+                yield [session, "done" if snap.done else gr.skip(), run.text(snap), *figures,
+                       run.live(snap), run.result(snap)]
+        finally:
+            if generating:
+                DRAWS.finished()
 
     handle.__name__ = run.name
     return handle

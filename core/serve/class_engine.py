@@ -26,12 +26,13 @@ its prompt, whatever the others send and when, because the engine is batch-invar
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import queue
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,24 @@ __all__ = ["ClassBusy", "ClassEngine", "EngineBusy", "Seat"]
 FOLLOW_TIMEOUT_S = 600.0  # a follower gives up on an engine that stopped stepping
 
 
+def _libc_trim() -> Callable[[], object] | None:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim  # glibc only
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _libc_trim()
+
+
+def give_back_heap() -> None:
+    """Return the heap's free pages to the system (glibc's malloc_trim; nothing elsewhere).
+    A room's burst of requests leaves the server's many threads' malloc arenas with tens of
+    MiB free but still resident (measured: 771 -> 645 MiB after 30 sessions)."""
+    if _TRIM is not None:
+        _TRIM(0)
+
+
 class ClassBusy(RuntimeError):
     """The seat already has a request in flight."""
 
@@ -67,7 +86,7 @@ class Seat:
 
 class ClassEngine:
     def __init__(self, model: HybridLM, *, capacity: int = 32, shared_prefix: bool = False,
-                 max_batch: int = 16, max_waiting: int = 64, pool_pages: int | None = None,
+                 max_batch: int = 32, max_waiting: int = 64, pool_pages: int | None = None,
                  directory: str | Path = ASSET_DIR) -> None:
         if not isinstance(shared_prefix, bool):
             raise ParamError(f"shared_prefix must be True or False, got {shared_prefix!r}")
@@ -164,6 +183,8 @@ class ClassEngine:
         d = self.model.dims
         while True:
             with self._cond:
+                if not self._closed and self.engine.idle():
+                    give_back_heap()  # the room's burst is over: its freed heap goes back
                 while not self._closed and self.engine.idle():
                     self._cond.wait()
                 if self._closed:

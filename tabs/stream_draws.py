@@ -1,0 +1,67 @@
+"""StreamDraws: when a streamed run (the Serve tab's Generate) may redraw its figures.
+
+A run's figures take a large share of what a run costs (three figures, 0.4-0.8 s a draw on 2
+cores) and hold the interpreter lock while they draw, so a room of pages redrawing at will
+starves the engine that is serving them. The rule, for the whole server:
+
+  one draw at a time                   a draw holds the server's draw turn
+  at most 1 / share of the wall time   after a draw of t seconds the next may start only
+                                       (share - 1) t later, whichever page asks
+  a page's own budget                  a page redraws only while its drawing so far plus its
+                                       next draw (the last draw's time) stays within 1 / share
+                                       of its run's wall time so far
+  the last draw                        when its run is done a page waits for its turn under
+                                       the server's rule, but not while no run is generating:
+                                       a lone page draws its final figures at once
+
+Intermediate draws that are not allowed are skipped (the text still streams); final ones wait.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+
+class StreamDraws:
+    def __init__(self, share: float) -> None:
+        if not share > 1:
+            raise ValueError(f"share must be > 1, got {share!r}")
+        self.share = share
+        self._cond = threading.Condition()
+        self._turn = threading.Lock()
+        self._generating = 0
+        self._next_ok = 0.0  # perf_counter time before which no draw may start
+        self.last_s: dict[str, float] = {}  # per tab: the seconds its last draw took
+
+    def started(self) -> None:
+        with self._cond:
+            self._generating += 1
+
+    def finished(self) -> None:
+        with self._cond:
+            self._generating -= 1
+            self._cond.notify_all()
+
+    def allowed(self, tab: str, drawn_s: float, elapsed_s: float) -> bool:
+        """May this page draw now (an intermediate draw)? If True it holds the turn: call
+        drew() after drawing."""
+        if drawn_s + self.last_s.get(tab, 1.0) > elapsed_s / self.share:
+            return False
+        if time.perf_counter() < self._next_ok:
+            return False
+        return self._turn.acquire(blocking=False)
+
+    def wait_turn(self) -> None:
+        """A run's last draw: wait for the server's rule unless nothing is generating; then
+        hold the turn (call drew() after drawing)."""
+        with self._cond:
+            while self._generating > 0 and (wait := self._next_ok - time.perf_counter()) > 0:
+                self._cond.wait(wait)
+        self._turn.acquire()
+
+    def drew(self, tab: str, took_s: float) -> None:
+        """Release the turn after a draw that took took_s seconds."""
+        self.last_s[tab] = took_s
+        self._next_ok = time.perf_counter() + (self.share - 1) * took_s
+        self._turn.release()
