@@ -15,12 +15,16 @@ starves the engine that is serving them. The rule, for the whole server:
                                        a lone page draws its final figures at once
 
 Intermediate draws that are not allowed are skipped (the text still streams); final ones wait.
+When the last open run has drawn its last figures the heap's free pages go back to the system
+(core/heap.py): a room's burst leaves its threads' arenas holding tens of MiB.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+
+from core.heap import give_back_heap
 
 
 class StreamDraws:
@@ -31,17 +35,28 @@ class StreamDraws:
         self._cond = threading.Condition()
         self._turn = threading.Lock()
         self._generating = 0
+        self._open = 0  # runs started and not yet closed (their last draw included)
         self._next_ok = 0.0  # perf_counter time before which no draw may start
         self.last_s: dict[str, float] = {}  # per tab: the seconds its last draw took
 
     def started(self) -> None:
         with self._cond:
             self._generating += 1
+            self._open += 1
 
     def finished(self) -> None:
+        """The run generates no more (its last draw may follow)."""
         with self._cond:
             self._generating -= 1
             self._cond.notify_all()
+
+    def closed(self) -> None:
+        """The run is over, its last draw drawn (or it was stopped)."""
+        with self._cond:
+            self._open -= 1
+            last = self._open == 0
+        if last:
+            give_back_heap()
 
     def allowed(self, tab: str, drawn_s: float, elapsed_s: float) -> bool:
         """May this page draw now (an intermediate draw)? If True it holds the turn: call

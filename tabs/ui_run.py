@@ -24,7 +24,7 @@ CLASS_CONCURRENCY = 128  # with a class engine: every seat's stream waits on the
 # DRAWS's rule (tabs/stream_draws.py: one draw at a time for the whole server, all pages'
 # drawing within 1 / REDRAW_SHARE of the wall time) and once at the end, after the last text.
 REDRAW_SHARE = 10
-TEXT_EVERY_S = 0.05  # the text goes out at most this often (and with the last byte)
+TEXT_EVERY_S = 0.1  # the text goes out at most this often (and with the last byte)
 DRAWS = StreamDraws(REDRAW_SHARE)
 
 
@@ -83,6 +83,7 @@ def run_handler(run: RunSpec, tab: TabSpec):
         finally:
             if generating:
                 DRAWS.finished()
+            DRAWS.closed()
 
     handle.__name__ = run.name
     return handle

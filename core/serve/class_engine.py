@@ -26,18 +26,18 @@ its prompt, whatever the others send and when, because the engine is batch-invar
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import queue
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import ParamError
 from core.experts import ExpertCache
+from core.heap import give_back_heap
 from core.model.model import HybridLM
 from core.model.providers import CacheProvider, open_cache
 from core.model.weights import ASSET_DIR
@@ -50,24 +50,6 @@ from core.serve.reports import GenerateReport, PrefillReport, StepReport
 __all__ = ["ClassBusy", "ClassEngine", "EngineBusy", "Seat"]
 
 FOLLOW_TIMEOUT_S = 600.0  # a follower gives up on an engine that stopped stepping
-
-
-def _libc_trim() -> Callable[[], object] | None:
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim  # glibc only
-    except (OSError, AttributeError):
-        return None
-
-
-_TRIM = _libc_trim()
-
-
-def give_back_heap() -> None:
-    """Return the heap's free pages to the system (glibc's malloc_trim; nothing elsewhere).
-    A room's burst of requests leaves the server's many threads' malloc arenas with tens of
-    MiB free but still resident (measured: 771 -> 645 MiB after 30 sessions)."""
-    if _TRIM is not None:
-        _TRIM(0)
 
 
 class ClassBusy(RuntimeError):

@@ -72,3 +72,20 @@ def test_finished_wakes_a_waiting_last_draw():
 def test_share_must_exceed_one(share):
     with pytest.raises(ValueError, match="share must be > 1"):
         StreamDraws(share)
+
+
+def test_the_heap_goes_back_when_the_last_open_run_closes(monkeypatch):
+    import tabs.stream_draws as sd
+
+    calls: list[int] = []
+    monkeypatch.setattr(sd, "give_back_heap", lambda: calls.append(1))
+    d = StreamDraws(5)
+    d.started()
+    d.started()
+    d.finished()
+    d.closed()
+    assert calls == [], "a run was still open"
+    d.finished()
+    d.closed()
+    assert calls == [1]
+
