@@ -16,7 +16,7 @@ starves the engine that is serving them. The rule, for the whole server:
 
 Intermediate draws that are not allowed are skipped (the text still streams); final ones wait.
 When the last open run has drawn its last figures the heap's free pages go back to the system
-(core/heap.py): a room's burst leaves its threads' arenas holding tens of MiB.
+(core/serve/heap.py): a room's burst leaves its threads' arenas holding tens of MiB.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 
-from core.heap import give_back_heap
+from core.serve.heap import give_back_heap
 
 
 class StreamDraws:

@@ -76,7 +76,9 @@ def read_kda(seqs: Sequence[PagedSequence]) -> list[KDAState]:
 def write_kda(seqs: Sequence[PagedSequence], states: Sequence[tuple[torch.Tensor, torch.Tensor]]
               ) -> None:
     """Store every KDA layer's (S [G, H, K, V], conv [G, W - 1, 3C]) into the sequences'
-    page groups: one scatter for the heads' pages, one for the conv tails'."""
+    page groups: when the heads fill their pages exactly and the tail is whole words on one
+    page, one scatter per layer for each (no stacked copy); else one scatter for all the
+    heads' pages and one for all the conv tails'."""
     s0, G = seqs[0], len(seqs)
     geo, pool = s0.geometry, s0.pool
     hp, per, hb, pb = geo.heads.pages, geo.heads.per_page, geo.kda_head_bytes, pool.page_bytes
@@ -84,7 +86,7 @@ def write_kda(seqs: Sequence[PagedSequence], states: Sequence[tuple[torch.Tensor
     L, cp = idx.shape[1], idx.shape[2] - hp
     words = _words(pool.arena)
     head = _tail_words(words, geo.kda_conv_bytes)
-    if hp * per * hb == s0.dims.kda_heads * hb and per * hb == pb and cp == 1 and head is not None:
+    if hp * per == s0.dims.kda_heads and per * hb == pb and cp == 1 and head is not None:
         # the heads fill their pages and the tail is whole words: each layer's S and tail go
         # straight from the forward's tensors, with no stacked copy of the batch's states
         for i, (S, conv) in enumerate(states):

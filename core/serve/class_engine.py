@@ -37,7 +37,6 @@ from pathlib import Path
 
 from core.errors import ParamError
 from core.experts import ExpertCache
-from core.heap import give_back_heap
 from core.model.model import HybridLM
 from core.model.providers import CacheProvider, open_cache
 from core.model.weights import ASSET_DIR
@@ -165,8 +164,6 @@ class ClassEngine:
         d = self.model.dims
         while True:
             with self._cond:
-                if not self._closed and self.engine.idle():
-                    give_back_heap()  # the room's burst is over: its freed heap goes back
                 while not self._closed and self.engine.idle():
                     self._cond.wait()
                 if self._closed:

@@ -3,7 +3,8 @@ nothing on other C libraries). Torch-free: the tabs layer calls it too.
 
 Why: a burst of work on many threads (a room's requests, their pages' figures) leaves each
 thread's malloc arena with tens of MiB that are free but still resident; glibc keeps them
-until asked. Measured on the class engine after 30 sessions: 771 -> 645 MiB.
+until asked. Measured on the class server after 30 sessions: 771 -> 645 MiB. Called once, when the
+server's last open streamed run has drawn its last figures (tabs/stream_draws.py).
 """
 
 from __future__ import annotations
