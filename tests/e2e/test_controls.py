@@ -10,6 +10,7 @@ import base64
 import time
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tabs.alt import alt_text
 from tabs.controls import Slider
@@ -30,10 +31,25 @@ def _src(tab, fig, values=None, present=False) -> str:
 
 
 def _wait_figures(page, tab, values=None, present=False, timeout=60_000) -> None:
+    """Wait until every figure of the tab shows its PNG for these values; on a timeout, fail
+    saying what each figure shows instead (these values', the defaults', another, none) and
+    what the page's controls hold, so a failure in CI says which side went wrong."""
     want = [[PLOT.format(f"{f.name}-plot"), _src(tab, f, values, present)] for f in tab.figures]
-    page.wait_for_function(
-        "(w) => w.every(([s, src]) => { const i = document.querySelector(s);"
-        " return i && i.src === src; })", arg=want, timeout=timeout)
+    try:
+        page.wait_for_function(
+            "(w) => w.every(([s, src]) => { const i = document.querySelector(s);"
+            " return i && i.src === src; })", arg=want, timeout=timeout)
+    except PlaywrightTimeout:
+        shown = page.evaluate("(w) => w.map(([s]) => { const i = document.querySelector(s);"
+                              " return i ? i.src : null; })", want)
+        defaults = [_src(tab, f, None, present) for f in tab.figures]
+        what = {f.name: "these values" if s == w[1] else "none" if s is None else
+                "the defaults" if s == d else "another" for f, s, w, d in
+                zip(tab.figures, shown, want, defaults, strict=True)}
+        boxes = page.evaluate("(id) => [...document.querySelectorAll(`#tab-${id} "
+                              "input[type=number]`)].map(e => e.value)", tab.id)
+        raise AssertionError(f"after {timeout} ms the figures of {tab.id} for {values} show: "
+                             f"{what}; the page's number boxes hold {boxes}") from None
 
 
 CONTRAST = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.offsetParent).map(e => {
