@@ -15,6 +15,10 @@ starves the engine that is serving them. The rule, for the whole server:
                                        a lone page draws its final figures at once
 
 Intermediate draws that are not allowed are skipped (the text still streams); final ones wait.
+The text, too, goes out under one rate for the whole server: each page's text at most every
+text_every() seconds, the floor for a lone page, longer when many runs generate, so all pages
+together send at most `text_rate` updates a second (each costs the server its postprocessing
+and a message, ~2-4 ms of the interpreter: 30 pages at the floor cost the engine a core).
 When the last open run has drawn its last figures the heap's free pages go back to the system
 (core/serve/heap.py): a room's burst leaves its threads' arenas holding tens of MiB.
 """
@@ -28,10 +32,15 @@ from core.serve.heap import give_back_heap
 
 
 class StreamDraws:
-    def __init__(self, share: float) -> None:
+    def __init__(self, share: float, *, text_floor_s: float = 0.1,
+                 text_rate: float = 40.0) -> None:
         if not share > 1:
             raise ValueError(f"share must be > 1, got {share!r}")
-        self.share = share
+        if not text_floor_s >= 0:
+            raise ValueError(f"text_floor_s must be >= 0, got {text_floor_s!r}")
+        if not text_rate > 0:
+            raise ValueError(f"text_rate must be > 0, got {text_rate!r}")
+        self.share, self.text_floor_s, self.text_rate = share, text_floor_s, text_rate
         self._cond = threading.Condition()
         self._turn = threading.Lock()
         self._generating = 0
@@ -57,6 +66,10 @@ class StreamDraws:
             last = self._open == 0
         if last:
             give_back_heap()
+
+    def text_every(self) -> float:
+        """Seconds a page waits between two of its text updates now."""
+        return max(self.text_floor_s, self._generating / self.text_rate)
 
     def allowed(self, tab: str, drawn_s: float, elapsed_s: float) -> bool:
         """May this page draw now (an intermediate draw)? If True it holds the turn: call

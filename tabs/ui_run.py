@@ -8,6 +8,7 @@ RUN_CONCURRENCY / CLASS_CONCURRENCY: how many streamed runs the server serves at
 import time
 
 import gradio as gr
+from gradio.data_classes import GradioModel, GradioRootModel
 
 from core.errors import ParamError
 from tabs.figure import presenting
@@ -19,18 +20,35 @@ from tabs.ui_draw import TabParts, served_result
 RUN_CONCURRENCY = 2  # streamed runs at once, each with its own engine
 CLASS_CONCURRENCY = 128  # with a class engine: every seat's stream waits on the same batch
 
-# While a run streams, its text goes out with every snapshot (at most every TEXT_EVERY_S: a
-# page does not need more, and each update costs the server); its figures redraw under
-# DRAWS's rule (tabs/stream_draws.py: one draw at a time for the whole server, all pages'
-# drawing within 1 / REDRAW_SHARE of the wall time) and once at the end, after the last text.
+# While a run streams, its text goes out with its snapshots, at most every TEXT_EVERY_S for a
+# lone page and less often when many generate (all pages together at most TEXT_RATE updates a
+# second), and with the last byte; its figures redraw under DRAWS's rule (tabs/stream_draws.py:
+# one draw at a time for the whole server, all pages' drawing within 1 / REDRAW_SHARE of the
+# wall time) and once at the end, after the last text.
 REDRAW_SHARE = 10
-TEXT_EVERY_S = 0.1  # the text goes out at most this often (and with the last byte)
-DRAWS = StreamDraws(REDRAW_SHARE)
+TEXT_EVERY_S = 0.1
+TEXT_RATE = 40.0
+DRAWS = StreamDraws(REDRAW_SHARE, text_floor_s=TEXT_EVERY_S, text_rate=TEXT_RATE)
 
 
-def run_handler(run: RunSpec, tab: TabSpec):
-    """Streams (session, status, text, plot and table per figure, live panel, result): the
-    text and the result with every snapshot, the figures as the rule above allows."""
+def ready(comp: gr.components.Component, value: object) -> object:
+    """value as the page receives it: the component's own postprocess, run here because the
+    run event turns Gradio's off (postprocess=False). Gradio's runs every output of every
+    streamed update in a worker thread of its own: 2.0 ms an update with figures, against 0.1 ms
+    this way (measured on the Serve tab's outputs); an update dict (gr.skip()) passes as it is."""
+    if isinstance(value, dict) and value.get("__type__") == "update":
+        return value
+    out = comp.postprocess(value)
+    return out.model_dump() if isinstance(out, GradioModel | GradioRootModel) else out
+
+
+def run_handler(run: RunSpec, tab: TabSpec, outputs: list):
+    """Streams `outputs` (session, status, text, plot and table per figure, live panel,
+    result): the text and the result with every snapshot, the figures as the rule above
+    allows; each value postprocessed here (ready)."""
+    def done(values: list[object]) -> list[object]:
+        return [values[0], *(ready(c, v) for c, v in zip(outputs[1:], values[1:], strict=True))]
+
     def draw(snap: object, present: bool) -> list[object]:
         out: list[object] = []
         for fig in tab.figures:
@@ -57,13 +75,13 @@ def run_handler(run: RunSpec, tab: TabSpec):
         try:
             for snap in snapshots:
                 now = time.perf_counter()
-                if not snap.done and now - sent < TEXT_EVERY_S:
+                if not snap.done and now - sent < DRAWS.text_every():
                     continue
                 sent = now
                 # the figures drawn last are sent again, unchanged: Gradio's page applies a
                 # streamed output as a diff, and "no change" would delete the image (ui_draw.py)
                 text = [run.text(snap), *figures, run.live(snap), run.result(snap)]
-                yield [session, "drawing the figures…" if snap.done else status, *text]
+                yield done([session, "drawing the figures…" if snap.done else status, *text])
                 status = gr.skip()
                 if snap.done:
                     DRAWS.finished()
@@ -78,8 +96,8 @@ def run_handler(run: RunSpec, tab: TabSpec):
                     took = time.perf_counter() - t0
                     DRAWS.drew(tab.id, took)
                 drawing += took
-                yield [session, "done" if snap.done else gr.skip(), run.text(snap), *figures,
-                       run.live(snap), run.result(snap)]
+                yield done([session, "done" if snap.done else gr.skip(), run.text(snap), *figures,
+                            run.live(snap), run.result(snap)])
         finally:
             if generating:
                 DRAWS.finished()
@@ -98,12 +116,13 @@ def build_run(run: RunSpec, parts: TabParts, present: gr.State, live: gr.Markdow
     state = gr.State(None, time_to_live=900, delete_callback=run.close)
     flat = [x for f in parts.tab.figures for x in parts.figures[f.name][:2]]
     result = gr.JSON(visible=False, label="result")
-    event = go.click(run_handler(run, parts.tab),
+    outputs = [state, status, parts.run_text, *flat, live, result]
+    event = go.click(run_handler(run, parts.tab, outputs),
                      inputs=[state, present, *[parts.comps[p] for p in run.params]],
-                     outputs=[state, status, parts.run_text, *flat, live, result],
+                     outputs=outputs,
                      api_name=run.name, concurrency_limit=concurrency, concurrency_id="run",
                      show_progress="minimal", show_progress_on=[parts.run_text],
-                     preprocess=False)
+                     preprocess=False, postprocess=False)
     stop.click(None, None, None, cancels=[event], api_visibility="private", queue=False,
                show_progress="hidden").then(
         lambda: "stopped", None, [status], api_visibility="private", queue=False,

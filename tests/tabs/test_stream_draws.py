@@ -89,3 +89,25 @@ def test_the_heap_goes_back_when_the_last_open_run_closes(monkeypatch):
     d.closed()
     assert calls == [1]
 
+
+
+def test_text_goes_out_at_the_floor_alone_and_at_the_servers_rate_together():
+    """One generating run: its text every text_floor_s. n runs: every n / text_rate s each,
+    so all of them together send text_rate updates a second; a run that finishes gives its
+    share back."""
+    d = StreamDraws(5, text_floor_s=0.1, text_rate=40.0)
+    d.started()
+    assert d.text_every() == pytest.approx(0.1)
+    for _ in range(29):
+        d.started()
+    assert d.text_every() == pytest.approx(30 / 40.0)
+    assert 30 / d.text_every() == pytest.approx(40.0)
+    for _ in range(26):
+        d.finished()
+    assert d.text_every() == pytest.approx(0.1)  # 4 / 40 is the floor itself
+
+
+@pytest.mark.parametrize("kwargs", [{"text_floor_s": -0.1}, {"text_rate": 0.0}])
+def test_bad_text_knobs_are_refused_by_name(kwargs):
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        StreamDraws(5, **kwargs)
