@@ -195,15 +195,15 @@ def main(argv: list[str] | None = None) -> int:
     from tabs.render_cache import configure
 
     configure(args.render_cache_mib << 20)
-    # the seconds-long sweeps some tabs read, computed after startup; for a class, then every
-    # tab's figures at its defaults and presets (the lecture's path) into the shared cache
-    warm_in_background(prerender=args.class_engine)
-    if args.class_engine:
+    if args.class_engine:  # first: it limits the heap's arenas before any thread starts
         from core.experiments.serve import serve_class
 
         serve_class(shared_prefix=args.class_shared_prefix)
         print("Class mode: one engine serves every page's Generate (prefixes "
               f"{'shared' if args.class_shared_prefix else 'per student'})", flush=True)
+    # the seconds-long sweeps some tabs read, computed after startup; for a class, then every
+    # tab's figures at its defaults and presets (the lecture's path) into the shared cache
+    warm_in_background(prerender=args.class_engine)
     build_app(class_engine=args.class_engine).launch(
         server_name=args.host, server_port=args.port,
         **launch_kwargs(max_threads=CLASS_CONCURRENCY + 40 if args.class_engine else 40))
