@@ -184,6 +184,7 @@ def run(n: int) -> int:
                                 for _ in range(REPEAT))
         gc.collect()
         before, cache0 = _rss_mib(), stats().bytes
+        print(f"class engine: {n} sessions opening, then calling at once...", flush=True)
         t0, cpu0 = time.perf_counter(), os.times()
         runs = _clients(url, prompts)
         wall, cpu1 = time.perf_counter() - t0, os.times()

@@ -82,11 +82,16 @@ class StreamDraws:
 
     def wait_turn(self) -> None:
         """A run's last draw: wait for the server's rule unless nothing is generating; then
-        hold the turn (call drew() after drawing)."""
-        with self._cond:
-            while self._generating > 0 and (wait := self._next_ok - time.perf_counter()) > 0:
-                self._cond.wait(wait)
-        self._turn.acquire()
+        hold the turn (call drew() after drawing). Several pages may wait at once: the one
+        that gets the turn after another drew checks the rule again (that draw moved it)."""
+        while True:
+            with self._cond:
+                while self._generating > 0 and (wait := self._next_ok - time.perf_counter()) > 0:
+                    self._cond.wait(wait)
+            self._turn.acquire()
+            if self._generating == 0 or time.perf_counter() >= self._next_ok:
+                return
+            self._turn.release()
 
     def drew(self, tab: str, took_s: float) -> None:
         """Release the turn after a draw that took took_s seconds."""

@@ -56,6 +56,33 @@ def test_the_last_draw_waits_only_while_a_run_generates():
     d.drew("a", 0.0)
 
 
+def test_last_draws_waiting_together_still_keep_the_gap_between_them():
+    """Two pages' last draws wait while a third page generates: when the gap after a draw
+    ends, one of them draws; the other must then wait the gap after that draw too, not take
+    the turn the moment the first lets it go."""
+    d = StreamDraws(5)
+    d.started()  # the page still generating
+    assert d.allowed("a", 0.0, 10.0)
+    d.drew("a", T)
+    drew_at: list[float] = []
+
+    def last_draw() -> None:
+        d.wait_turn()
+        drew_at.append(time.perf_counter())
+        time.sleep(T)
+        d.drew("a", T)
+
+    threads = [threading.Thread(target=last_draw, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10.0)
+    assert len(drew_at) == 2
+    first, second = sorted(drew_at)
+    assert second - first >= (T + 4 * T) * 0.9, "the second took the turn with no gap"
+    d.finished()
+
+
 def test_finished_wakes_a_waiting_last_draw():
     d = StreamDraws(5)
     d.started()
@@ -88,7 +115,6 @@ def test_the_heap_goes_back_when_the_last_open_run_closes(monkeypatch):
     d.finished()
     d.closed()
     assert calls == [1]
-
 
 
 def test_text_goes_out_at_the_floor_alone_and_at_the_servers_rate_together():
