@@ -46,7 +46,7 @@ def run_handler(run: RunSpec, tab: TabSpec, outputs: list):
     """Streams `outputs` (session, status, text, plot and table per figure, live panel,
     result): the text and the result with every snapshot, the figures as the rule above
     allows; each value postprocessed here (ready)."""
-    def done(values: list[object]) -> list[object]:
+    def as_sent(values: list[object]) -> list[object]:
         return [values[0], *(ready(c, v) for c, v in zip(outputs[1:], values[1:], strict=True))]
 
     def draw(snap: object, present: bool) -> list[object]:
@@ -81,7 +81,7 @@ def run_handler(run: RunSpec, tab: TabSpec, outputs: list):
                 # the figures drawn last are sent again, unchanged: Gradio's page applies a
                 # streamed output as a diff, and "no change" would delete the image (ui_draw.py)
                 text = [run.text(snap), *figures, run.live(snap), run.result(snap)]
-                yield done([session, "drawing the figures…" if snap.done else status, *text])
+                yield as_sent([session, "drawing the figures…" if snap.done else status, *text])
                 status = gr.skip()
                 if snap.done:
                     DRAWS.finished()
@@ -96,8 +96,8 @@ def run_handler(run: RunSpec, tab: TabSpec, outputs: list):
                     took = time.perf_counter() - t0
                     DRAWS.drew(tab.id, took)
                 drawing += took
-                yield done([session, "done" if snap.done else gr.skip(), run.text(snap), *figures,
-                            run.live(snap), run.result(snap)])
+                yield as_sent([session, "done" if snap.done else gr.skip(), run.text(snap),
+                               *figures, run.live(snap), run.result(snap)])
         finally:
             if generating:
                 DRAWS.finished()

@@ -12,7 +12,7 @@ server's last open streamed run has drawn its last figures (tabs/stream_draws.py
 A class server limits its arenas to 2 as it starts (core/experiments/serve.py serve_class):
 its ~170 worker threads otherwise spread a room's short-lived objects over 16 arenas, each
 left fragmented; `python -m tabs.load_bench --serve 30` measured memory after the room +155
--> +85..110 MiB with the same bytes a second.
+-> +84..110 MiB with the same bytes a second.
 """
 
 from __future__ import annotations
