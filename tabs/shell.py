@@ -6,9 +6,8 @@ Gradio 6's page refreshes the loading state of every component any event has tou
 status message of every event, for the rest of the page's life. So the page load touches only
 a few components on the server: it sends the link's control values as one hidden JSON text,
 which the browser applies to the controls itself (window.lab.apply, assets/lab_head.html), and
-then, when the link set a control or presentation mode, sets the shown tab's hidden kick
-number (window.lab.kick), whose change draws that tab (tabs/ui_wire.py) with the values now on
-the page. Were the load one event with every control
+then sets the shown tab's hidden kick number (window.lab.kick), whose change draws that tab
+(tabs/ui_wire.py) with the values now on the page. Were the load one event with every control
 of every tab as outputs, each later slider release would pay for ~280 components' loading
 state instead of its own tab's ~20.
 
@@ -16,10 +15,7 @@ The selects the page fires by itself (the first tab's as the page mounts, the li
 when the load selects it) draw too: a select and the link's kick are triggers of the same draw
 event, whose trigger_mode="always_last" runs them one after the other, the kick's last, with
 the link's values; and each draw only draws what its page does not show yet (tabs/ui_draw.py),
-so the mount's draw of the first tab is a few render-cache lookups, not a second render. A link
-that sets nothing (a plain page, `?tab=` alone) is not kicked: its tab's select draws it with
-the values the page already shows, and a second draw would only be one more round trip in
-flight while the student starts to use the page.
+so the mount's draw of the first tab is a few render-cache lookups, not a second render.
 """
 
 # No `from __future__ import annotations` here: Gradio evaluates every event handler's type
@@ -54,8 +50,7 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
                 gr.update(value="This link could not be followed exactly:\n"
                           + "\n".join(f"- {n}" for n in r.notes), visible=bool(r.notes)),
                 r.present if r.present else gr.skip(),
-                json.dumps({"controls": updates, "tab": shown,
-                            "kick": r.present or any(u != gr.skip() for u in updates)})]
+                json.dumps({"controls": updates, "tab": shown})]
 
     demo.load(restore, None, [tabs, note, toggle, payload], api_visibility="private",
               queue=False).then(
