@@ -57,12 +57,13 @@ def client_session(url: str, prompt: str, runs: int = 1,
     from tabs.serve import PARAMS, TAB
 
     values = {**TAB.defaults(), "prompt": prompt, "n_new": N_NEW, "draft_len": 0}
+    client = None
     try:
         client = Client(url, verbose=False)
-        first = REGISTRY[0]  # the page's opening draw: its first tab's first figure
-        opening = {**first.defaults()}
-        client.predict(*[opening[p] for p in first.figures[0].params],
-                       api_name=f"/{first.figures[0].name}")
+        opening, fig = REGISTRY[0].defaults(), REGISTRY[0].figures[0]  # the page's first draw
+        client.predict(*[opening[p] for p in fig.params], api_name=f"/{fig.name}")
+    except Exception as e:  # noqa: BLE001 (counted and printed, never hidden)
+        return _failed(f"opening: {type(e).__name__}: {e}", client)
     finally:
         if start is not None:
             start.wait()
@@ -85,10 +86,22 @@ def client_session(url: str, prompt: str, runs: int = 1,
                 "first": first if first is not None else wall, "call": wall,
                 "generated": final[-1]["generated"], "error": None}
     except Exception as e:  # noqa: BLE001 (counted and printed, never hidden)
-        return {"wall": 0.0, "first": 0.0, "call": 0.0, "generated": [],
-                "error": f"{type(e).__name__}: {e}"}
+        return _failed(f"{type(e).__name__}: {e}", None)
     finally:
         client.close()
+
+
+def _rate(r: dict) -> float:
+    """A lone session's bytes a second (a failed one stops the bench, saying why)."""
+    if r["error"]:
+        raise SystemExit(f"the lone session failed: {r['error']}")
+    return N_NEW / r["wall"]
+
+
+def _failed(error: str, client: object) -> dict:
+    if client is not None:
+        client.close()  # type: ignore[attr-defined]
+    return {"wall": 0.0, "first": 0.0, "call": 0.0, "generated": [], "error": error}
 
 
 def drive(url: str) -> None:
@@ -118,8 +131,9 @@ def _clients(url: str, prompts: list[str], runs: int = 1) -> list[dict]:
         proc.stdin.write(json.dumps([group, runs]) + "\n")
         proc.stdin.flush()
     for proc in procs:
-        while proc.stdout.readline().strip() != "ready":
-            pass
+        while (line := proc.stdout.readline()).strip() != "ready":
+            if not line:  # it ended before its sessions connected
+                raise SystemExit(f"a client process failed (exit {proc.wait()})")
     for proc in procs:
         proc.stdin.write("go\n")
         proc.stdin.close()
@@ -168,7 +182,7 @@ def run(n: int) -> int:
     direct = statistics.median(rates)
     demo, url = _serve(False)
     try:  # each a new session's second Generate
-        page = statistics.median(N_NEW / _clients(url, [lone_prompt], runs=2)[0]["wall"]
+        page = statistics.median(_rate(_clients(url, [lone_prompt], runs=2)[0])
                                  for _ in range(REPEAT))
     finally:
         demo.close()
@@ -180,8 +194,7 @@ def run(n: int) -> int:
     demo, url = _serve(True)
     try:
         _clients(url, [lone_prompt])
-        one = statistics.median(N_NEW / _clients(url, [lone_prompt])[0]["wall"]
-                                for _ in range(REPEAT))
+        one = statistics.median(_rate(_clients(url, [lone_prompt])[0]) for _ in range(REPEAT))
         gc.collect()
         before, cache0 = _rss_mib(), stats().bytes
         print(f"class engine: {n} sessions opening, then calling at once...", flush=True)
