@@ -16,7 +16,8 @@ its source, not it). A run-length slider at its declared maximum (what its defau
 presets set: "the whole run") comes down to the run's length with no note either.
 
 Only the page clamps; the API rejects a bad value with ParamError (Slider.validate). Runs in
-the tab's draw handler (tabs/ui_draw.py), whose first output sets what changed and the note.
+the tab's clamp handler (tabs/ui_draw.py), which sets what changed and the note, and in its draw
+handler, which draws for the same values.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ therefore imports no figure module, no engine and no torch: torch loads after th
   Lazy("tabs.fleet_ring.layout:fleet_ring_layout")   a callable: the first call imports the
                         module, looks the attribute up (ImportError / AttributeError name
                         the lazy name) and keeps it; every call then calls it
+                        (one resolution imports at a time, process-wide: see _imports)
   lazy(fn_or_name)      a Lazy for a name, the function itself for a callable
   set_torch_threads(n)  torch's intra-op threads, set before the first engine module is
                         imported (now, if torch is loaded already)
@@ -26,6 +27,12 @@ from typing import Any
 FIGURE_TORCH_THREADS = 1
 
 _lock = threading.Lock()
+# One import at a time for every lazy name: two threads importing into one package whose modules
+# import each other (core.paging's __init__, ledger, pack, pool) see each other's partially
+# initialised modules: "cannot import name ... from partially initialized module", or
+# importlib's _DeadlockError. Seen in chromium when a tab's clamp (an HTTP thread) and its draw
+# (a queue worker) first resolved figures at once. Reentrant: an import may resolve a name too.
+_imports = threading.RLock()
 _torch_threads = FIGURE_TORCH_THREADS
 _engine_ready = False
 
@@ -69,14 +76,17 @@ class Lazy:
         return self.name.partition(":")[0]
 
     def resolve(self) -> Any:
-        if not self._fn:
-            _ready_engine()
-            module, _, attr = self.name.partition(":")
-            try:
-                fn = getattr(importlib.import_module(module), attr)
-            except AttributeError:
-                raise AttributeError(f"{self.name}: module {module} has no {attr}") from None
-            self._fn.append(fn)
+        if self._fn:
+            return self._fn[0]
+        with _imports:
+            if not self._fn:
+                _ready_engine()
+                module, _, attr = self.name.partition(":")
+                try:
+                    fn = getattr(importlib.import_module(module), attr)
+                except AttributeError:
+                    raise AttributeError(f"{self.name}: module {module} has no {attr}") from None
+                self._fn.append(fn)
         return self._fn[0]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

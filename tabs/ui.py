@@ -281,6 +281,7 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
     kick = gr.Number(visible="hidden", elem_id=f"{tab.id}-draw", container=False)
     drawn = gr.State(Drawn())
     parts = TabParts(tab=tab, comps=comps, figures=figures, note=note, drawn=drawn,
+                     clamped=gr.State(None),
                      preset=preset, why=why, run_text=run_text, stale=stale, measured=measured)
     controls = list(comps.values())
     quick = dict(api_visibility="private", queue=False, show_progress="hidden",

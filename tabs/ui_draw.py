@@ -1,19 +1,30 @@
 """Figures to the browser: the PNG data (with alt text) gr.Plot serves, a figure's API handler,
-and the tab's draw handler, the one server event behind every control of a tab.
+and the two handlers behind every control of a tab: its clamp and its draw.
 
-The draw handler (`TabDraw`) runs when the tab opens, when a student moves one of its controls
-(a slider's release, a choice's or check's input), when a preset or Reset sets them, when a
-shared link restores them and when presentation mode changes. Gradio runs it with
-trigger_mode="always_last" (tabs/ui_wire.py): while one draw of a session's tab runs, further
-triggers wait, and only the last of them runs after it, reading the values the page shows
-then. So a session's draws of a tab never overlap and the newest values always draw last.
-Each draw:
-  1. clamps the page's values (tabs/clamp.py) and sets, in its first output, the sliders it
-     changed, the linked maxima and the note; clears the preset selector when the controls no
-     longer hold its values; marks the live panel stale when its settings moved;
-  2. draws, in the tab's figure order (the figure the hero moves most first), every figure
-     whose parameters or presentation mode differ from what this session's page last got,
-     each shown as soon as it is drawn, from the shared render cache (tabs/render_cache.py).
+Both run when the tab opens, when a student moves one of its controls (a slider's release, a
+choice's or check's input), when a preset or Reset sets them, when a shared link restores them
+and when presentation mode changes (tabs/ui_wire.py):
+  1. the clamp (`tab_clamp`, one quick unqueued event per control, and one for the tab's open
+     and kick) clamps the page's values (tabs/clamp.py) and sets the sliders it changed, the
+     linked maxima and the note; clears the preset selector when the controls no longer hold
+     its values; marks the live panel stale when its settings moved. It answers once, and its
+     outputs are only the controls the move can change: the moved one and the sliders whose
+     maximum follows it. What it last set is its own gr.State (`clamped`), never the draw's:
+     the two events of one move run in either order, and a clamp that read values the draw
+     had already advanced took a slider at its maximum for one the student had moved;
+  2. the draw (`tab_draw`) clamps the same inputs the same way and draws, in the tab's figure
+     order (the figure the hero moves most first), every figure whose parameters or
+     presentation mode differ from what this session's page last got, each shown as soon as
+     it is drawn, from the shared render cache (tabs/render_cache.py). It never sets a control.
+The split is what keeps a value a student types while a draw runs: every streamed output of an
+event carries an update for each of its outputs, and Gradio's page re-applies a control's
+stored props when an update for it arrives, so a draw that listed the controls as outputs put
+back, a few milliseconds after it was typed, the old value of a box the student had just typed
+into and not yet left (caught in chromium by hooking the box's value setter:
+tests/e2e/test_newest_wins.py lost about 1 move in 20 under load).
+Gradio runs the draw with trigger_mode="always_last": while one draw of a session's tab runs,
+further triggers wait, and only the last of them runs after it, reading the values the page
+shows then. So a session's draws of a tab never overlap and the newest values always draw last.
 What the page last got lives in the tab's gr.State (`Drawn`), per session: a page that lost
 its state (a new session, a reconnect that Gradio treats as one) redraws everything.
 """
@@ -44,7 +55,7 @@ log = logging.getLogger("serving_lab")
 class AltPlotData(PlotData):
     """PlotData that carries the figure's alt text. Gradio's matplotlib view writes the field
     `chart` into the img's alt (followed by " plot visualising provided data", which the page's
-    script drops: assets/lab.js)."""
+    script drops: assets/lab_head.html)."""
 
     chart: str = ""
 
@@ -133,59 +144,105 @@ class TabParts:
     figures: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]]  # plot, metrics, title
     note: gr.Markdown  # the clamp note under the controls
     drawn: gr.State  # Drawn
+    clamped: gr.State  # the values the tab's clamp last set (None before its first)
     preset: gr.Dropdown | None = None
     why: gr.Markdown | None = None
     run_text: gr.Markdown | None = None
     stale: gr.Markdown | None = None  # the live panel's "the controls moved" note
     measured: gr.State | None = None  # the values the live panel was measured for
 
-    def inputs(self, present: gr.Checkbox) -> list:
+    def clamp_inputs(self) -> list:
         extra = [self.preset, self.measured]
-        return [*self.comps.values(), present, self.drawn, *(c for c in extra if c is not None)]
+        return [*self.comps.values(), self.clamped, *(c for c in extra if c is not None)]
 
-    def outputs(self) -> list:
-        extra = [self.preset, self.why, self.run_text, self.stale]
-        return [*self.comps.values(), *(x for f in self.figures.values() for x in f),
-                self.note, self.drawn, *(c for c in extra if c is not None)]
+    def clamp_outputs(self, moved: str | None) -> list:
+        """What the clamp after a move of `moved` may set (None: any control may have moved)."""
+        names = list(self.comps) if moved is None else follows(self.tab, moved)
+        extra = [self.preset, self.why, self.stale]
+        return [*(self.comps[n] for n in names), self.note, self.clamped,
+                *(c for c in extra if c is not None)]
+
+    def draw_inputs(self, present: gr.Checkbox) -> list:
+        return [*self.comps.values(), present, self.drawn]
+
+    def draw_outputs(self) -> list:
+        return [*(x for f in self.figures.values() for x in f), self.drawn,
+                *([self.run_text] if self.run_text is not None else [])]
 
 
-def tab_draw(parts: TabParts):
-    """The tab's draw handler (module docstring): a generator of {component: update} dicts."""
+def follows(tab: TabSpec, name: str) -> list[str]:
+    """`name` and every slider whose maximum follows it, directly or through another one: the
+    controls a move of `name` can change."""
+    names = {name}
+    grew = True
+    while grew:
+        grew = False
+        for c in tab.controls:
+            if isinstance(c, Slider) and c.name not in names and (
+                    c.max_from in names or names.intersection(c.max_params)):
+                names.add(c.name)
+                grew = True
+    return [c.name for c in tab.controls if c.name in names]
+
+
+def tab_clamp(parts: TabParts, moved: str | None):
+    """The clamp handler (module docstring, step 1) for a move of `moved` (None: the tab's
+    select or kick): an {output: update} dict for the controls it set, the note, the preset
+    selector and the live panel's stale note."""
     tab = parts.tab
     names = list(parts.comps)
     by_name = {p.name: p for p in tab.presets}
+    outputs = set(parts.clamp_outputs(moved))
 
-    def handle(*inputs: object) -> Iterator[dict]:
+    def handle(*inputs: object) -> dict:
         raw = dict(zip(names, inputs, strict=False))
-        present, drawn, *extra = inputs[len(names):]
+        last, *extra = inputs[len(names):]
         preset_name = extra.pop(0) if parts.preset is not None else None
         measured = extra.pop(0) if parts.measured is not None else None
-        last = drawn if isinstance(drawn, Drawn) else Drawn()
-        c = clamp_tab(tab, raw, last.values)
-        first: dict = {parts.note: gr.update(value=c.note, visible=bool(c.note))}
+        c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
+        out: dict = {parts.note: gr.update(value=c.note, visible=bool(c.note)),
+                     parts.clamped: dict(c.values)}
         for name in c.changed | set(c.maxima):
             ctl = tab.control(name)
             up = {"value": c.values[name]}
             if isinstance(ctl, Slider) and name in c.maxima:
                 up["maximum"] = c.maxima[name]
-            first[parts.comps[name]] = gr.update(**up)
+            out[parts.comps[name]] = gr.update(**up)
         if parts.preset is not None and isinstance(preset_name, str):
             chosen = by_name.get(preset_name)
             if chosen is None or any(c.values[k] != v for k, v in chosen.values.items()) or any(
                     c.values[x.name] != x.value for x in tab.controls
                     if x.name not in chosen.values):
-                first[parts.preset] = gr.update(value=None)
-                first[parts.why] = ""
+                out[parts.preset] = gr.update(value=None)
+                out[parts.why] = ""
         if parts.stale is not None and tab.live is not None:
-            moved = isinstance(measured, dict) and any(
+            moved_live = isinstance(measured, dict) and any(
                 measured.get(p) != c.values[p] for p in tab.live.params)
-            first[parts.stale] = gr.update(visible=moved)
+            out[parts.stale] = gr.update(visible=moved_live)
+        return {k: v for k, v in out.items() if k in outputs}
+
+    handle.__name__ = f"{tab.id}_clamp" + (f"_{moved}" if moved else "")
+    return handle
+
+
+def tab_draw(parts: TabParts):
+    """The tab's draw handler (module docstring, step 2): a generator of {component: update}
+    dicts. It clamps the page's values as the clamp handler does, from the same inputs, and
+    draws for the clamped values; it never sets a control (see the module docstring)."""
+    tab = parts.tab
+    names = list(parts.comps)
+
+    def handle(*inputs: object) -> Iterator[dict]:
+        raw = dict(zip(names, inputs, strict=False))
+        present, drawn = inputs[len(names):len(names) + 2]
+        last = drawn if isinstance(drawn, Drawn) else Drawn()
+        c = clamp_tab(tab, raw, last.values)
         now = Drawn(values=dict(c.values), figures=dict(last.figures))
+        first: dict = {parts.drawn: now}
         if tab.run is not None and parts.run_text is not None:
             params = run_params(tab, c.values)
             if last.values is None or run_params(tab, last.values) != params:
                 first[parts.run_text] = tab.run.text(tab.run.final(**params))
-        first[parts.drawn] = now
         yield first
         # Every later output repeats the images already drawn: Gradio streams a generator's
         # outputs as diffs against its previous output, and its page applies a diff in place,

@@ -1,14 +1,16 @@
-"""A tab's events: each figure's API endpoint, and the one draw event behind every control.
+"""A tab's events: each figure's API endpoint, and the clamp and draw events behind every control.
 
 The draw event (tabs/ui_draw.py tab_draw) has every way a tab's figures can need drawing as its
 triggers: the tab's select (a student opens it), its hidden kick number's change (a preset,
 Reset, a shared link or presentation mode set values: tabs/ui.py, tabs/shell.py), every
-slider's release (a drag let go, the arrow keys or Enter in its box: assets/lab.js) and every
+slider's release (a drag let go, the arrow keys or Enter in its box: assets/lab_head.html) and every
 choice's and check's input. One event, trigger_mode="always_last": Gradio's page runs a
 session's draws of one tab one at a time, and of the triggers that arrive while one runs it
 keeps only the last, run when that one ends, with the values the page shows then. That is
-what "the newest values win" needs, with no bookkeeping of ours. A run tab (Serve) redraws on
-its select and kick only: its controls wait for the Generate button.
+what "the newest values win" needs, with no bookkeeping of ours. The clamp events
+(tabs/ui_draw.py tab_clamp) share those triggers, one event per control so that each sets only
+the controls its move can change, unqueued: they answer in milliseconds. A run tab (Serve)
+redraws on its select and kick only: its controls wait for the Generate button.
 
 Concurrency limits are process-wide: DRAWS_PER_TAB draws of one tab run at once for the whole
 class, each tab its own group so a slow tab never holds up another, and API_CALLS figure calls;
@@ -24,7 +26,7 @@ trigger) reject a bad value with an error naming the parameter.
 import gradio as gr
 
 from tabs.controls import Check, Choice, Slider
-from tabs.ui_draw import TabParts, api_handler, tab_draw
+from tabs.ui_draw import TabParts, api_handler, tab_clamp, tab_draw
 
 DRAWS_PER_TAB = 8
 API_CALLS = 16
@@ -41,22 +43,33 @@ def wire_api(parts: TabParts) -> None:
               outputs=[plot, table], api_name=fig.name, **API)
 
 
-def triggers(parts: TabParts, opened: list, kick: gr.Number) -> list:
-    """What draws the tab: its select, its kick, and (but on a run tab) its controls."""
-    out = [*opened, kick.change]
+def control_triggers(parts: TabParts) -> dict[str, object]:
+    """Each control's move (but on a run tab, whose controls wait for its button)."""
+    out: dict[str, object] = {}
     if parts.tab.run is None:
         for c in parts.tab.controls:
             comp = parts.comps[c.name]
             if isinstance(c, Slider):
-                out.append(comp.release)
+                out[c.name] = comp.release
             elif isinstance(c, Choice | Check):
-                out.append(comp.input)
+                out[c.name] = comp.input
     return out
 
 
 def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Number):
-    return gr.on(triggers(parts, opened, kick), tab_draw(parts), inputs=parts.inputs(present),
-                 outputs=parts.outputs(), trigger_mode="always_last",
+    """The clamp events (one per control, one for the tab's open and kick) and the draw event
+    on all of their triggers (tabs/ui_draw.py)."""
+    moves = control_triggers(parts)
+    clamp = dict(trigger_mode="always_last", queue=False, show_progress="hidden",
+                 preprocess=False, api_visibility="private")
+    gr.on([*opened, kick.change], tab_clamp(parts, None), inputs=parts.clamp_inputs(),
+          outputs=parts.clamp_outputs(None), **clamp)
+    for name, trigger in moves.items():
+        gr.on([trigger], tab_clamp(parts, name), inputs=parts.clamp_inputs(),
+              outputs=parts.clamp_outputs(name), **clamp)
+    return gr.on([*opened, kick.change, *moves.values()], tab_draw(parts),
+                 inputs=parts.draw_inputs(present), outputs=parts.draw_outputs(),
+                 trigger_mode="always_last",
                  concurrency_id=f"draw-{parts.tab.id}", concurrency_limit=DRAWS_PER_TAB,
                  show_progress="minimal",
                  show_progress_on=[p for p, _, _ in parts.figures.values()],

@@ -1,6 +1,7 @@
-"""The tab's draw handler (tabs/ui_draw.py), the one server event behind every control: it clamps
-first (its first output), then draws exactly the figures the page does not show yet for these
-values and this presentation mode, in the tab's order, each PNG equal to a direct render.
+"""A tab's clamp and draw handlers (tabs/ui_draw.py), the server events behind every control: the
+clamp sets what the page must show (its values, maxima, note, preset), the draw draws exactly the
+figures the page does not show yet for these values and this presentation mode, in the tab's
+order, each PNG equal to a direct render, and never sets a control.
 
 The oracle for "what the page shows" is the sequence of outputs itself: a figure is redrawn
 exactly when one of its parameters (or presentation mode) differs from the previous call's."""
@@ -17,7 +18,7 @@ from tabs.figure import presenting, render_png
 from tabs.registry import REGISTRY
 from tabs.spec import render
 from tabs.ui import build_tab
-from tabs.ui_draw import Drawn, tab_draw
+from tabs.ui_draw import Drawn, follows, tab_clamp, tab_draw
 
 pytestmark = pytest.mark.app
 PAGING = next(t for t in REGISTRY if t.id == "paging")
@@ -34,14 +35,14 @@ def parts():
 
 def _call(parts, values: dict, drawn: Drawn, present: bool = False, preset=None):
     tab = parts.tab
-    inputs = [values[c.name] for c in tab.controls] + [present, drawn]
-    if parts.preset is not None:
-        inputs.append(preset)
-    outs = list(tab_draw(parts)(*inputs))
+    page = [values[c.name] for c in tab.controls]
+    extra = [x for x, c in ((preset, parts.preset), (None, parts.measured)) if c is not None]
+    first = tab_clamp(parts, None)(*page, drawn.values, *extra)  # clamped last as drawn last
+    outs = list(tab_draw(parts)(*page, present, drawn))
     plots = {c: name for name, (c, _, _) in parts.figures.items()}
     drawn_figs = list(dict.fromkeys(plots[c] for out in outs[1:] for c in out if c in plots))
     state = next(out[parts.drawn] for out in reversed(outs) if parts.drawn in out)
-    return outs[0], drawn_figs, state, outs
+    return first, drawn_figs, state, outs
 
 
 def _png(out: dict, parts, name: str) -> bytes:
@@ -124,3 +125,34 @@ def test_a_figure_waiting_for_its_sweep_says_so_before_it_is_drawn(parts, monkey
     assert "Computing the test sweep" in outs[1][title] and plot not in outs[1]
     assert outs[2][title] == f"#### {fig.title}" and plot in outs[2]
 
+
+
+def test_the_draw_sets_no_control_and_a_move_s_clamp_only_what_the_move_can_change():
+    """The draw streams many outputs, each an update of every output it lists, and the page puts
+    a control's stored value back when an update for it arrives: a draw listing the controls
+    undid a value typed while it ran (tabs/ui_draw.py). Checked on every tab."""
+    for tab in REGISTRY:
+        with gr.Blocks():
+            toggle = gr.Checkbox(False)
+            with gr.Tabs(), gr.Tab(tab.title):
+                p = build_tab(tab, toggle).parts
+        assert not set(p.draw_outputs()) & set(p.comps.values()), tab.id
+        # the clamp's memory is its own: a draw that ran first once made a slider at its
+        # maximum look moved to the clamp (prefix, seen in chromium), so it never reads Drawn
+        assert p.drawn not in p.clamp_inputs() and p.clamped in p.clamp_outputs(None), tab.id
+        for c in tab.controls:
+            set_by_move = set(p.clamp_outputs(c.name)) & set(p.comps.values())
+            assert set_by_move == {p.comps[n] for n in follows(tab, c.name)}, (tab.id, c.name)
+
+
+def test_follows_finds_the_sliders_whose_maximum_moves_with_a_control():
+    """Read off the tabs' specs by hand: a slider follows its max_from source and the controls
+    its run length is computed from."""
+    tab = {t.id: t for t in REGISTRY}
+    assert follows(tab["expert_cache"], "slots") == ["slots", "topk"]
+    assert follows(tab["expert_cache"], "schedule") == ["schedule", "token"]
+    assert follows(tab["expert_cache"], "seed") == ["seed"]
+    assert follows(tab["kda_replay"], "draft_len") == ["draft_len", "accepted"]
+    assert follows(tab["engine"], "kind") == ["kind", "step"]
+    assert follows(tab["engine"], "ranks") == ["ranks"]
+    assert follows(PAGING, "seq_len") == ["seq_len"]

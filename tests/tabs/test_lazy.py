@@ -57,3 +57,42 @@ def test_torch_threads_are_set_before_the_first_resolution(before, threads):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert int(out.stdout.split()[-1]) == threads
+
+
+def test_two_threads_resolving_into_one_cyclic_package_both_succeed(tmp_path, monkeypatch):
+    """A package whose modules import each other (as core.paging's do) imported from two threads
+    at once: without one import at a time, the second thread sees a partially initialised
+    module ("cannot import name ...") every time with these sleeps (checked with the lock
+    removed)."""
+    import threading
+    import time
+
+    pkg = tmp_path / "lazy_cycle_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from lazy_cycle_pkg.ledger import G\n")
+    (pkg / "ledger.py").write_text("import time\ntime.sleep(0.1)\n"
+                                   "from lazy_cycle_pkg.pack import H\nG = 1\n")
+    (pkg / "pack.py").write_text("import time\ntime.sleep(0.1)\n"
+                                 "from lazy_cycle_pkg.pool import P\nH = 2\n")
+    (pkg / "pool.py").write_text("from lazy_cycle_pkg import ledger\nP = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    got, errors = {}, []
+
+    def resolve(name: str) -> None:
+        try:
+            got[name] = Lazy(name).resolve()
+        except Exception as e:  # what the race raises: the test's failure message
+            errors.append(repr(e))
+
+    names = ("lazy_cycle_pkg.ledger:G", "lazy_cycle_pkg.pool:P")
+    threads = [threading.Thread(target=lambda n=n: resolve(n)) for n in names]
+    try:
+        threads[0].start()
+        time.sleep(0.05)  # the first is inside the package's imports
+        threads[1].start()
+        for t in threads:
+            t.join(timeout=30)
+    finally:
+        for m in [m for m in sys.modules if m.startswith("lazy_cycle_pkg")]:
+            del sys.modules[m]
+    assert not errors and got == {names[0]: 1, names[1]: 3}
