@@ -28,6 +28,7 @@ from tabs.figure import render_png  # noqa: E402
 from tabs.lazy import set_torch_threads  # noqa: E402
 from tabs.metrics import to_json  # noqa: E402
 from tabs.registry import REGISTRY, all_figures  # noqa: E402
+from tabs.session_state import install as lean_sessions  # noqa: E402
 from tabs.shell import wire_page_load  # noqa: E402
 from tabs.spec import render  # noqa: E402
 from tabs.ui import build_tab  # noqa: E402
@@ -56,6 +57,7 @@ def build_app(class_engine: bool = False) -> gr.Blocks:
     first figure imports an engine module: torch loads after the first page.
     """
     set_torch_threads(SERVER_TORCH_THREADS)
+    lean_sessions()  # a new session copies no block configs (tabs/session_state.py)
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         with gr.Row(equal_height=True, elem_classes=["lab-header"]):
             gr.Markdown(f"# {TITLE}\nEvery figure is computed by the lab's engine as you "
