@@ -9,19 +9,20 @@ and when presentation mode changes (tabs/ui_wire.py):
      linked maxima and the note; clears the preset selector when the controls no longer hold
      its values; marks the live panel stale when its settings moved. It answers once, and its
      outputs are only the controls the move can change: the moved one and the sliders whose
-     maximum follows it. What it last set is its own gr.State (`clamped`), never the draw's:
+     maximum follows it (on the tab's open and kick, only the sliders that follow another).
+     What it last set is its own gr.State (`clamped`), never the draw's:
      the two events of one move run in either order, and a clamp that read values the draw
      had already advanced took a slider at its maximum for one the student had moved;
   2. the draw (`tab_draw`) clamps the same inputs the same way and draws, in the tab's figure
      order (the figure the hero moves most first), every figure whose parameters or
      presentation mode differ from what this session's page last got, each shown as soon as
      it is drawn, from the shared render cache (tabs/render_cache.py). It never sets a control.
-The split is what keeps a value a student types while a draw runs: every streamed output of an
-event carries an update for each of its outputs, and Gradio's page re-applies a control's
-stored props when an update for it arrives, so a draw that listed the controls as outputs put
-back, a few milliseconds after it was typed, the old value of a box the student had just typed
-into and not yet left (caught in chromium by hooking the box's value setter:
-tests/e2e/test_newest_wins.py lost about 1 move in 20 under load).
+The split is what keeps a value a student types while a draw runs: Gradio's page refreshes the
+props of an event's outputs (their loading state at least) as the event streams, and its slider,
+when its props are refreshed, puts back the value the page's store holds for it, which lags a
+value being typed. A draw that listed the controls as outputs so put back, a few milliseconds
+after it was typed, the old value of a box the student had just typed into (caught in chromium
+by hooking the box's value setter: tests/e2e/test_newest_wins.py lost ~1 move in 20 under load).
 Gradio runs the draw with trigger_mode="always_last": while one draw of a session's tab runs,
 further triggers wait, and only the last of them runs after it, reading the values the page
 shows then. So a session's draws of a tab never overlap and the newest values always draw last.
@@ -156,8 +157,12 @@ class TabParts:
         return [*self.comps.values(), self.clamped, *(c for c in extra if c is not None)]
 
     def clamp_outputs(self, moved: str | None) -> list:
-        """What the clamp after a move of `moved` may set (None: any control may have moved)."""
-        names = list(self.comps) if moved is None else follows(self.tab, moved)
+        """What the clamp after a move of `moved` may set. None (the tab's open or kick) sets
+        only the sliders whose maximum follows other controls: every other value the page can
+        hold then was set by a preset, Reset, a validated link or its own clamp, and a control
+        that is an output of an event can lose a value typed while that event runs."""
+        names = ([c.name for c in self.tab.controls if _follower(c)] if moved is None
+                 else follows(self.tab, moved))
         extra = [self.preset, self.why, self.stale]
         return [*(self.comps[n] for n in names), self.note, self.clamped,
                 *(c for c in extra if c is not None)]
@@ -168,6 +173,10 @@ class TabParts:
     def draw_outputs(self) -> list:
         return [*(x for f in self.figures.values() for x in f), self.drawn,
                 *([self.run_text] if self.run_text is not None else [])]
+
+
+def _follower(c: object) -> bool:
+    return isinstance(c, Slider) and bool(c.max_from or c.max_of)
 
 
 def follows(tab: TabSpec, name: str) -> list[str]:

@@ -33,11 +33,11 @@ def parts():
     return built.parts
 
 
-def _call(parts, values: dict, drawn: Drawn, present: bool = False, preset=None):
+def _call(parts, values: dict, drawn: Drawn, present: bool = False, preset=None, moved=None):
     tab = parts.tab
     page = [values[c.name] for c in tab.controls]
     extra = [x for x, c in ((preset, parts.preset), (None, parts.measured)) if c is not None]
-    first = tab_clamp(parts, None)(*page, drawn.values, *extra)  # clamped last as drawn last
+    first = tab_clamp(parts, moved)(*page, drawn.values, *extra)  # clamped last as drawn last
     outs = list(tab_draw(parts)(*page, present, drawn))
     plots = {c: name for name, (c, _, _) in parts.figures.items()}
     drawn_figs = list(dict.fromkeys(plots[c] for out in outs[1:] for c in out if c in plots))
@@ -87,7 +87,7 @@ def test_a_typed_value_out_of_range_is_clamped_first_then_drawn_for(parts):
     d = PAGING.defaults()
     _, _, state, _ = _call(parts, d, Drawn())
     c = PAGING.control("seq_len")
-    first, figs, state, outs = _call(parts, {**d, "seq_len": 10**6}, state)
+    first, figs, state, outs = _call(parts, {**d, "seq_len": 10**6}, state, moved="seq_len")
     top = int(c.maximum)
     assert first[parts.comps["seq_len"]]["value"] == top
     assert first[parts.note]["visible"] and f"seq_len 1000000 is above its maximum {top}" in \
@@ -140,6 +140,9 @@ def test_the_draw_sets_no_control_and_a_move_s_clamp_only_what_the_move_can_chan
         # the clamp's memory is its own: a draw that ran first once made a slider at its
         # maximum look moved to the clamp (prefix, seen in chromium), so it never reads Drawn
         assert p.drawn not in p.clamp_inputs() and p.clamped in p.clamp_outputs(None), tab.id
+        opened = set(p.clamp_outputs(None)) & set(p.comps.values())
+        assert opened == {p.comps[c.name] for c in tab.controls
+                          if getattr(c, "max_from", None) or getattr(c, "max_of", None)}, tab.id
         for c in tab.controls:
             set_by_move = set(p.clamp_outputs(c.name)) & set(p.comps.values())
             assert set_by_move == {p.comps[n] for n in follows(tab, c.name)}, (tab.id, c.name)
