@@ -16,8 +16,10 @@ The sessions run in client processes of their own (`--drive`, --per-process sess
 threads), as a room's browsers would, so that no client waits on another's interpreter lock
 nor on the server's. On one 2-core machine the clients still share the cores with the server,
 which a room's laptops would not: the numbers are an upper bound, and each scenario prints the
-CPU a call cost the server and the client processes (one gradio_client session alone, on
-render-cache hits: client 51 ms, server 14 ms of CPU a call, P50 77 ms).
+CPU a call cost the server and the client processes. The clients are gradio_client sessions
+whose requests share one SSL context (tabs/bench_client.py: gradio_client's default built one a
+request, 38-40 ms of client CPU a call here, which a browser never spends; one session alone on
+render-cache hits: client 2.5 ms of CPU a call, P50 53 ms).
 `--serve N` measures the Serve tab instead (tabs/serve_load.py). Printed per scenario: errors
 (target 0), P50 / P95 latency over all calls, per-session
 medians, and the render cache's hits and misses. Then, in process: for every figure at its
@@ -79,10 +81,10 @@ def lecture_calls() -> list[Call]:
 
 def session(url: str, calls: list[Call], delay_s: float = 0.0
             ) -> tuple[list[float], list[str]]:
-    from gradio_client import Client
+    from tabs.bench_client import bench_client
 
     time.sleep(delay_s)
-    client = Client(url, verbose=False)
+    client = bench_client(url)
     times, errors = [], []
     try:
         for name, values in calls:

@@ -86,9 +86,9 @@ def measure(cmd: list[str], port: int, figures: list[str], timeout: float) -> di
         _wait_page(url, proc, timeout)
         out = {"page_s": time.monotonic() - t0}
         if figures:
-            from gradio_client import Client
+            from tabs.bench_client import bench_client
 
-            client = Client(url, verbose=False)
+            client = bench_client(url)
             for name in figures:
                 client.predict(api_name=f"/{name}")
             out["figures_s"] = time.monotonic() - t0

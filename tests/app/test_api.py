@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 
 import pytest
-from gradio_client import Client
 
+from tabs.bench_client import bench_client
 from tabs.figure import render_png
 from tabs.registry import all_figures
 from tabs.spec import render
@@ -17,7 +17,7 @@ CASES = all_figures()
 
 @pytest.fixture(scope="module")
 def client(app_url):
-    c = Client(app_url, verbose=False)
+    c = bench_client(app_url)
     yield c
     c.close()
 

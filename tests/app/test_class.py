@@ -10,9 +10,9 @@ import socket
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from gradio_client import Client
 
 from core.experiments.shipped import model
+from tabs.bench_client import bench_client
 from tabs.serve import PARAMS, TAB
 
 pytestmark = pytest.mark.app
@@ -46,7 +46,7 @@ def _args(**kw: object) -> list[object]:
 
 
 def _run(url: str, prompt: str, draft_len: int) -> list[tuple]:
-    client = Client(url, verbose=False)
+    client = bench_client(url)
     try:
         job = client.submit(*_args(prompt=prompt, n_new=24, draft_len=draft_len), api_name=API)
         job.result(timeout=300)
@@ -71,7 +71,7 @@ def test_sessions_at_once_each_get_their_solo_bytes(class_url):
 
 
 def test_a_cancelled_run_leaves_the_room_serving(class_url):
-    client = Client(class_url, verbose=False)
+    client = bench_client(class_url)
     try:
         job = client.submit(*_args(prompt=PROMPTS[0], n_new=200, draft_len=0), api_name=API)
         for _ in job:  # its first update: it is in the batch

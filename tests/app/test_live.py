@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import gradio as gr
 import pytest
-from gradio_client import Client
 
 from core.errors import ParamError
+from tabs.bench_client import bench_client
 from tabs.controls import Slider
 from tabs.prefix import TAB as PREFIX
 from tabs.spec import FigureSpec, LiveSpec, TabSpec
@@ -44,7 +44,7 @@ def test_bad_input_names_the_parameter():
 
 
 def test_live_endpoint_measures(app_url):
-    client = Client(app_url, verbose=False)
+    client = bench_client(app_url)
     try:
         text = client.predict(3, "hit", api_name=f"/{PREFIX.live.name}")
     finally:

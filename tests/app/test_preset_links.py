@@ -10,8 +10,8 @@ from __future__ import annotations
 from urllib.parse import parse_qsl
 
 import pytest
-from gradio_client import Client
 
+from tabs.bench_client import bench_client
 from tabs.figure import render_png
 from tabs.registry import REGISTRY
 from tabs.share import link_query, parse_query
@@ -24,7 +24,7 @@ CASES = [(t, p) for t in REGISTRY for p in t.presets]
 
 @pytest.fixture(scope="module")
 def client(app_url):
-    c = Client(app_url, verbose=False)
+    c = bench_client(app_url)
     yield c
     c.close()
 

@@ -7,9 +7,9 @@ import html
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from gradio_client import Client
 
 from core.experiments.shipped import model
+from tabs.bench_client import bench_client
 from tabs.serve import PARAMS, TAB
 
 pytestmark = pytest.mark.app
@@ -22,7 +22,7 @@ def _args(**kw: object) -> list[object]:
 
 
 def _run(url: str, **kw: object) -> list[tuple]:
-    client = Client(url, verbose=False)
+    client = bench_client(url)
     try:
         job = client.submit(*_args(**kw), api_name=API)
         job.result(timeout=300)
@@ -71,7 +71,7 @@ def test_two_sessions_get_their_own_outputs(app_url):
     ("routing", {"routing": "yes"}),
 ])
 def test_bad_input_names_the_field_and_the_server_keeps_serving(app_url, field, kw):
-    client = Client(app_url, verbose=False)
+    client = bench_client(app_url)
     try:
         with pytest.raises(Exception, match=field):
             client.predict(*_args(**kw), api_name=API)
