@@ -10,7 +10,11 @@ cache) whose once-only sweeps are already computed (tabs/warm.py):
           holds its path; without it the first session renders each figure as it goes.
   random  --sessions (20) sessions making --calls (10) random valid figure calls each across
           every tab (defaults, a preset, or one control at its demo value). Target: no session
-          starves (per-session medians within 2x of each other).
+          starves (per-session medians within 2x of each other). Printed over all calls and
+          over the calls that waited for a render (waited_for_a_render): over all calls a
+          session whose calls happen to repeat another's is answered from the cache in
+          milliseconds, so that spread measures luck in the draw of calls; over the calls
+          that waited for a render each session's median is the same kind of work.
 
 The sessions run in client processes of their own (`--drive`, --per-process sessions each, as
 threads), as a room's browsers would, so that no client waits on another's interpreter lock
@@ -80,14 +84,16 @@ def lecture_calls() -> list[Call]:
 
 
 def session(url: str, calls: list[Call], delay_s: float = 0.0
-            ) -> tuple[list[float], list[str]]:
+            ) -> tuple[list[float], list[str], list[float]]:
+    """(each call's seconds, errors, each call's start on the host's clock)."""
     from tabs.bench_client import bench_client
 
     time.sleep(delay_s)
     client = bench_client(url)
-    times, errors = [], []
+    times, errors, starts = [], [], []
     try:
         for name, values in calls:
+            starts.append(time.time())
             t0 = time.perf_counter()
             try:
                 client.predict(*values, api_name=f"/{name}")
@@ -96,7 +102,31 @@ def session(url: str, calls: list[Call], delay_s: float = 0.0
             times.append(time.perf_counter() - t0)
     finally:
         client.close()
-    return times, errors
+    return times, errors, starts
+
+
+def waited_for_a_render(plans: list[list[Call]], runs: list) -> list[list[bool]]:
+    """Per session and call: did it wait for a render (its own, or one in flight it joined)?
+    Read from the clients' clocks: the first call of a (figure, values) renders, a call of the
+    same key that starts before that render's call ends joins it, a later one is a hit."""
+    first: dict[str, tuple[float, float]] = {}  # key -> (start, end) of its first call
+    for calls, (times, _, starts) in zip(plans, runs, strict=True):
+        for (name, values), t, s in zip(calls, times, starts, strict=True):
+            key = json.dumps([name, values])
+            if key not in first or s < first[key][0]:
+                first[key] = (s, s + t)
+    return [[starts[i] < first[json.dumps([n, v])][1] for i, (n, v) in enumerate(calls)]
+            for calls, (_, _, starts) in zip(plans, runs, strict=True)]
+
+
+def _rendering(plans: list[list[Call]], runs: list) -> str:
+    """Per-session medians over the calls that waited for a render: the same kind of work in
+    every session, where the medians over all calls also count each session's cache hits."""
+    waited = waited_for_a_render(plans, runs)
+    m = sorted(statistics.median(t for t, w in zip(ts, ws, strict=True) if w)
+               for (ts, _, _), ws in zip(runs, waited, strict=True) if any(ws))
+    return (f", over the calls that waited for a render {m[0]:.3f}-{m[-1]:.3f} s "
+            f"({m[-1] / m[0]:.2f}x, {len(m)} sessions)") if m else ""
 
 
 def run_scenario(name: str, plans: list[tuple[list[Call], float]], per_process: int,
@@ -133,16 +163,18 @@ def run_scenario(name: str, plans: list[tuple[list[Call], float]], per_process: 
     finally:
         demo.close()
     after = RENDERS.stats()
-    times = sorted(t for ts, _ in runs for t in ts)
-    errors = [e for _, es in runs for e in es]
-    medians = sorted(statistics.median(ts) for ts, _ in runs)
+    times = sorted(t for ts, _, _ in runs for t in ts)
+    errors = [e for _, es, _ in runs for e in es]
+    medians = sorted(statistics.median(ts) for ts, _, _ in runs)
+    rendering = "" if prerendered else _rendering([calls for calls, _ in plans], runs)
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
     server = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / len(times)
     clients = (cpu1.children_user + cpu1.children_system
                - cpu0.children_user - cpu0.children_system) / len(times)
     line = (f"{name}: {len(plans)} sessions, {len(times)} calls in {wall:.1f} s: errors "
             f"{len(errors)}, P50 {statistics.median(times):.3f} s, P95 {p95:.3f} s; per-session "
-            f"medians {medians[0]:.3f}-{medians[-1]:.3f} s ({medians[-1] / medians[0]:.2f}x); "
+            f"medians {medians[0]:.3f}-{medians[-1]:.3f} s ({medians[-1] / medians[0]:.2f}x)"
+            f"{rendering}; "
             f"render cache {after.hits - before.hits} hits, {after.misses - before.misses} "
             f"renders, {after.joins - before.joins} joined a render in flight; CPU per call: "
             f"server {server * 1e3:.1f} ms, client processes {clients * 1e3:.1f} ms")
