@@ -8,8 +8,9 @@ choice's and check's input. One event, trigger_mode="always_last": Gradio's page
 session's draws of one tab one at a time, and of the triggers that arrive while one runs it
 keeps only the last, run when that one ends, with the values the page shows then. That is
 what "the newest values win" needs, with no bookkeeping of ours. The clamp events
-(tabs/ui_draw.py tab_clamp) share those triggers, one event per control so that each sets only
-the controls its move can change, unqueued: they answer in milliseconds. A run tab (Serve)
+(tabs/ui_draw.py tab_clamp), one per control so that each sets only the controls its move can
+change, unqueued (they answer in milliseconds), listen to the same moves as other events of the
+control (clamp_triggers says why), and the tab's open and kick as the draw does. A run tab (Serve)
 redraws on its select and kick only: its controls wait for the Generate button.
 
 Concurrency limits are process-wide: DRAWS_PER_TAB draws of one tab run at once for the whole
@@ -56,6 +57,24 @@ def control_triggers(parts: TabParts) -> dict[str, object]:
     return out
 
 
+def clamp_triggers(parts: TabParts) -> dict[str, object]:
+    """Each control's clamp trigger: the same move as its draw's, seen as another event (a
+    slider's input, a choice's or check's change). Gradio's page sends the events of one
+    trigger one after the other, each awaited to its end: a clamp on the draw's own trigger put
+    its round trip before every draw (release to figure +21 to +37 ms a tab), and the draw
+    registered first held the clamp until its figures had all streamed (linked maxima and the
+    out-of-range note late: two e2e tests failed). On two events the page sends both at once."""
+    out: dict[str, object] = {}
+    if parts.tab.run is None:
+        for c in parts.tab.controls:
+            comp = parts.comps[c.name]
+            if isinstance(c, Slider):
+                out[c.name] = comp.input
+            elif isinstance(c, Choice | Check):
+                out[c.name] = comp.change
+    return out
+
+
 def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Number):
     """The clamp events (one per control, one for the tab's open and kick) and the draw event
     on all of their triggers (tabs/ui_draw.py)."""
@@ -64,7 +83,7 @@ def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Numb
                  preprocess=False, api_visibility="private")
     gr.on([*opened, kick.change], tab_clamp(parts, None), inputs=parts.clamp_inputs(),
           outputs=parts.clamp_outputs(None), **clamp)
-    for name, trigger in moves.items():
+    for name, trigger in clamp_triggers(parts).items():
         gr.on([trigger], tab_clamp(parts, name), inputs=parts.clamp_inputs(),
               outputs=parts.clamp_outputs(name), **clamp)
     return gr.on([*opened, kick.change, *moves.values()], tab_draw(parts),

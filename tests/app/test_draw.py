@@ -148,6 +148,25 @@ def test_the_draw_sets_no_control_and_a_move_s_clamp_only_what_the_move_can_chan
             assert set_by_move == {p.comps[n] for n in follows(tab, c.name)}, (tab.id, c.name)
 
 
+def test_a_move_s_clamp_and_draw_are_sent_by_the_page_at_once():
+    """Gradio's page sends the events of one (component, event) one after the other, each to
+    its end (tabs/ui_wire.py clamp_triggers): a move's clamp must listen to another event of
+    the control than its draw, or one waits on the other. Checked on every tab's dependencies."""
+    from app import build_app
+
+    demo = build_app()
+    fns = {f.name: f for f in demo.fns.values()}
+    for tab in REGISTRY:
+        if tab.run is not None:
+            continue
+        draw = {(b, e) for b, e in next(f for n, f in fns.items()
+                                             if n == f"{tab.id}_draw").targets}
+        for c in tab.controls:
+            clamp = {(b, e) for b, e in fns[f"{tab.id}_clamp_{c.name}"].targets}
+            assert clamp and not clamp & draw, (tab.id, c.name)
+            assert {b for b, _ in clamp} <= {b for b, _ in draw}, (tab.id, c.name)
+
+
 def test_follows_finds_the_sliders_whose_maximum_moves_with_a_control():
     """Read off the tabs' specs by hand: a slider follows its max_from source and the controls
     its run length is computed from."""
