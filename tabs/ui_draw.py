@@ -211,7 +211,11 @@ def tab_clamp(parts: TabParts, moved: str | None):
         c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
         out: dict = {parts.note: gr.update(value=c.note, visible=bool(c.note)),
                      parts.clamped: dict(c.values)}
-        for name in c.changed | set(c.maxima):
+        # a move never sets its own slider's value unless the clamp changed it: on a drag the
+        # clamp runs at every step (clamp_triggers) and its answer carries a value from steps
+        # back (chromium's slider ignored such an update mid-drag, even with 150 ms of network
+        # latency, but the value is the student's to set); its own maximum it cannot move
+        for name in c.changed | (set(c.maxima) - {moved}):
             ctl = tab.control(name)
             up = {"value": c.values[name]}
             if isinstance(ctl, Slider) and name in c.maxima:

@@ -167,6 +167,29 @@ def test_a_move_s_clamp_and_draw_are_sent_by_the_page_at_once():
             assert {b for b, _ in clamp} <= {b for b, _ in draw}, (tab.id, c.name)
 
 
+def test_a_move_in_range_never_sets_its_own_slider():
+    """The clamp runs at every step of a drag (a slider's input): its answers arrive steps late,
+    so they leave the dragged slider alone unless its value was out of range. Its followers
+    still follow."""
+    tab = next(t for t in REGISTRY if t.id == "expert_cache")
+    with gr.Blocks():
+        toggle = gr.Checkbox(False)
+        with gr.Tabs(), gr.Tab(tab.title):
+            p = build_tab(tab, toggle).parts
+    d = tab.defaults()
+    last = dict(d)
+    for moved, value in (("token", d["token"] - 1), ("slots", d["slots"] + 2)):
+        raw = [value if c.name == moved else d[c.name] for c in tab.controls]
+        out = tab_clamp(p, moved)(*raw, last, None)
+        assert p.comps[moved] not in out, moved
+    fewer = d["slots"] - 2
+    out = tab_clamp(p, "slots")(*[fewer if c.name == "slots" else d[c.name]
+                                  for c in tab.controls], last, None)
+    assert out[p.comps["topk"]]["maximum"] == fewer - 1  # top-k at most slots - 1
+    typed = [999 if c.name == "token" else d[c.name] for c in tab.controls]
+    assert tab_clamp(p, "token")(*typed, last, None)[p.comps["token"]]["value"] == d["schedule"]
+
+
 def test_follows_finds_the_sliders_whose_maximum_moves_with_a_control():
     """Read off the tabs' specs by hand: a slider follows its max_from source and the controls
     its run length is computed from."""
