@@ -245,11 +245,25 @@ def test_live_panel_measures_on_its_button_and_says_when_the_controls_moved(page
     _wait_figures(page, tab, {hero.name: hero.demo})
     assert panel.inner_text().startswith("Not measured yet")  # the move measured nothing
     assert not stale.is_visible()  # nothing measured, so nothing stale
+
+    def waiting(what: str, wait) -> None:  # a timeout says what the page showed (seen once in
+        try:                               # five e2e runs at -n 2, its message not kept)
+            wait()
+        except Exception as e:  # noqa: BLE001 (re-raised with the page's state)
+            raise AssertionError(
+                f"{what}: the panel says {panel.inner_text()[:120]!r}, the stale note is "
+                f"{'shown' if stale.is_visible() else 'hidden'}, the box holds "
+                f"{box.input_value()!r}") from e
+
     page.locator(f"#{live.name}-button").click()
-    panel.get_by_text(f"a checkpoint group every {hero.demo} block(s)").wait_for(timeout=60_000)
+    waiting("measuring the demo value", lambda: panel.get_by_text(
+        f"a checkpoint group every {hero.demo} block(s)").wait_for(timeout=60_000))
     box.fill(str(hero.value))
     box.blur()
-    stale.wait_for(state="visible", timeout=30_000)
+    waiting("the stale note after a move", lambda: stale.wait_for(state="visible",
+                                                                   timeout=30_000))
     page.locator(f"#{live.name}-button").click()
-    stale.wait_for(state="hidden", timeout=30_000)
-    panel.get_by_text(f"a checkpoint group every {hero.value} block(s)").wait_for(timeout=60_000)
+    waiting("the stale note after measuring again", lambda: stale.wait_for(state="hidden",
+                                                                            timeout=30_000))
+    waiting("measuring the default", lambda: panel.get_by_text(
+        f"a checkpoint group every {hero.value} block(s)").wait_for(timeout=60_000))
