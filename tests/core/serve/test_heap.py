@@ -31,8 +31,8 @@ _MMAPPED_AFTER = """
 import ctypes, sys
 from core.serve.heap import fix_mmap_threshold
 class MI(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena ordblks smblks hblks hblkhd usmblks "
+                                                "fsmblks uordblks fordblks keepcost").split()]
 libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype, libc.malloc.restype = MI, ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
