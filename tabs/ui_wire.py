@@ -44,35 +44,28 @@ def wire_api(parts: TabParts) -> None:
               outputs=[plot, table], api_name=fig.name, **API)
 
 
-def control_triggers(parts: TabParts) -> dict[str, object]:
-    """Each control's move (but on a run tab, whose controls wait for its button)."""
-    out: dict[str, object] = {}
-    if parts.tab.run is None:
-        for c in parts.tab.controls:
-            comp = parts.comps[c.name]
-            if isinstance(c, Slider):
-                out[c.name] = comp.release
-            elif isinstance(c, Choice | Check):
-                out[c.name] = comp.input
-    return out
+# A control's move, as the event its draw listens to and as the one its clamp listens to. Gradio's
+# page sends the events of one trigger one after the other, each awaited to its end: a clamp on
+# the draw's own trigger put its round trip before every draw (release to figure +21 to +37 ms a
+# tab), and the draw registered first held the clamp until its figures had all streamed (linked
+# maxima and the out-of-range note late: two e2e tests failed). On two events the page sends
+# both at once.
+DRAW_EVENT = {Slider: "release", Choice: "input", Check: "input"}
+CLAMP_EVENT = {Slider: "input", Choice: "change", Check: "change"}
+
+
+def control_triggers(parts: TabParts, events: dict = DRAW_EVENT) -> dict[str, object]:
+    """Each control's move, as `events` names it (but on a run tab, whose controls wait for its
+    button)."""
+    if parts.tab.run is not None:
+        return {}
+    return {c.name: getattr(parts.comps[c.name], events[type(c)])
+            for c in parts.tab.controls if type(c) in events}
 
 
 def clamp_triggers(parts: TabParts) -> dict[str, object]:
-    """Each control's clamp trigger: the same move as its draw's, seen as another event (a
-    slider's input, a choice's or check's change). Gradio's page sends the events of one
-    trigger one after the other, each awaited to its end: a clamp on the draw's own trigger put
-    its round trip before every draw (release to figure +21 to +37 ms a tab), and the draw
-    registered first held the clamp until its figures had all streamed (linked maxima and the
-    out-of-range note late: two e2e tests failed). On two events the page sends both at once."""
-    out: dict[str, object] = {}
-    if parts.tab.run is None:
-        for c in parts.tab.controls:
-            comp = parts.comps[c.name]
-            if isinstance(c, Slider):
-                out[c.name] = comp.input
-            elif isinstance(c, Choice | Check):
-                out[c.name] = comp.change
-    return out
+    """Each control's move as its clamp listens to it (CLAMP_EVENT)."""
+    return control_triggers(parts, CLAMP_EVENT)
 
 
 def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Number):
