@@ -212,7 +212,7 @@ def tab_clamp(parts: TabParts, moved: str | None):
         out: dict = {parts.note: gr.update(value=c.note, visible=bool(c.note)),
                      parts.clamped: dict(c.values)}
         # a move never sets its own slider's value unless the clamp changed it: on a drag the
-        # clamp runs at every step (clamp_triggers) and its answer carries a value from steps
+        # clamp runs at every step (ui_wire.CLAMP_EVENT) and its answer carries a value from steps
         # back (chromium's slider ignored such an update mid-drag, even with 150 ms of network
         # latency, but the value is the student's to set); its own maximum it cannot move
         for name in c.changed | (set(c.maxima) - {moved}):

@@ -10,7 +10,7 @@ keeps only the last, run when that one ends, with the values the page shows then
 what "the newest values win" needs, with no bookkeeping of ours. The clamp events
 (tabs/ui_draw.py tab_clamp), one per control so that each sets only the controls its move can
 change, unqueued (they answer in milliseconds), listen to the same moves as other events of the
-control (clamp_triggers says why), and the tab's open and kick as the draw does. A run tab (Serve)
+control (CLAMP_EVENT says why), and the tab's open and kick as the draw does. A run tab (Serve)
 redraws on its select and kick only: its controls wait for the Generate button.
 
 Concurrency limits are process-wide: DRAWS_PER_TAB draws of one tab run at once for the whole
