@@ -279,10 +279,14 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                                 elem_id=f"{tab.id}-next", elem_classes=["route-next"])
                 opens[nxt] = next_tab.id
     kick = gr.Number(visible="hidden", elem_id=f"{tab.id}-draw", container=False)
+    commits = {} if tab.run is not None else {  # a slider's release, passed on (tabs/ui_wire.py)
+        c.name: gr.Textbox(visible="hidden", elem_id=f"{tab.id}-{c.name}-commit", container=False)
+        for c in tab.controls if isinstance(c, Slider)}
     drawn = gr.State(Drawn())
     parts = TabParts(tab=tab, comps=comps, figures=figures, note=note, drawn=drawn,
                      clamped=gr.State(None),
-                     preset=preset, why=why, run_text=run_text, stale=stale, measured=measured)
+                     preset=preset, why=why, run_text=run_text, stale=stale, measured=measured,
+                     commits=commits)
     controls = list(comps.values())
     quick = dict(api_visibility="private", queue=False, show_progress="hidden",
                  preprocess=False)

@@ -4,12 +4,16 @@ and the two handlers behind every control of a tab: its clamp and its draw.
 Both run when the tab opens, when a student moves one of its controls (a slider's release, a
 choice's or check's input), when a preset or Reset sets them, when a shared link restores them
 and when presentation mode changes (tabs/ui_wire.py):
-  1. the clamp (`tab_clamp`, one quick unqueued event per control, and one for the tab's open
-     and kick) clamps the page's values (tabs/clamp.py) and sets the sliders it changed, the
-     linked maxima and the note; clears the preset selector when the controls no longer hold
-     its values; marks the live panel stale when its settings moved. It answers once, and its
-     outputs are only the controls the move can change: the moved one and the sliders whose
-     maximum follows it (on the tab's open and kick, only the sliders that follow another).
+  1. the clamp (`tab_clamp`, quick unqueued events: a slider's commit on its release, a
+     step's for the sliders that follow a moved control, one for the tab's open and kick)
+     clamps the page's values (tabs/clamp.py) and sets the sliders it changed, the linked
+     maxima and the note; clears the preset selector when the controls no longer hold its
+     values; marks the live panel stale when its settings moved. It answers once, and its
+     outputs are only the controls the move can change (TabParts.clamp_outputs): a step's,
+     the sliders whose maximum follows the moved control; a commit's, the released slider
+     too, read as its release passed it on, before Gradio's slider clamped it to its range on
+     blur (so the note can name the value typed); on the tab's open and kick, only the
+     sliders that follow another.
      What it last set is its own gr.State (`clamped`), never the draw's:
      the two events of one move run in either order, and a clamp that read values the draw
      had already advanced took a slider at its maximum for one the student had moved;
@@ -33,6 +37,7 @@ its state (a new session, a reconnect that Gradio treats as one) redraws everyth
 # No `from __future__ import annotations` here: Gradio evaluates every event handler's type
 # hints when the app is built, and string annotations made that ~0.1 s of startup.
 
+import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -151,20 +156,29 @@ class TabParts:
     run_text: gr.Markdown | None = None
     stale: gr.Markdown | None = None  # the live panel's "the controls moved" note
     measured: gr.State | None = None  # the values the live panel was measured for
+    commits: dict[str, gr.Textbox] = field(default_factory=dict)  # per slider (ui_wire.py)
 
     def clamp_inputs(self) -> list:
         extra = [self.preset, self.measured]
         return [*self.comps.values(), self.clamped, *(c for c in extra if c is not None)]
 
-    def clamp_outputs(self, moved: str | None) -> list:
-        """What the clamp after a move of `moved` may set. None (the tab's open or kick) sets
-        only the sliders whose maximum follows other controls: every other value the page can
-        hold then was set by a preset, Reset, a validated link or its own clamp, and a control
-        that is an output of an event can lose a value typed while that event runs."""
-        names = ([c.name for c in self.tab.controls if _follower(c)] if moved is None
-                 else follows(self.tab, moved))
+    def clamp_outputs(self, moved: str | None, commit: bool = False) -> list:
+        """What a clamp may set (module docstring, step 1). None (the tab's open or kick): only
+        the sliders whose maximum follows other controls; every other value the page can hold
+        then was set by a preset, Reset, a validated link or its own clamp. A move's clamp
+        (`commit` False: a slider's every step, a choice's or check's change): the controls
+        whose maximum follows `moved`, never `moved` itself. A slider's commit clamp (its
+        release): `moved` and those. Every event that lists a control as an output makes the
+        page put back the value its store holds for it as the event runs, which lags a value
+        being typed: only an event the student's own commit started, which then sets the value,
+        lists the control it moved."""
+        if moved is None:
+            names = [c.name for c in self.tab.controls if _follower(c)]
+        else:
+            names = [n for n in follows(self.tab, moved) if commit or n != moved]
+        noted = moved is None or commit or not isinstance(self.tab.control(moved), Slider)
         extra = [self.preset, self.why, self.stale]
-        return [*(self.comps[n] for n in names), self.note, self.clamped,
+        return [*(self.comps[n] for n in names), *([self.note] if noted else []), self.clamped,
                 *(c for c in extra if c is not None)]
 
     def draw_inputs(self, present: gr.Checkbox) -> list:
@@ -194,28 +208,39 @@ def follows(tab: TabSpec, name: str) -> list[str]:
     return [c.name for c in tab.controls if c.name in names]
 
 
-def tab_clamp(parts: TabParts, moved: str | None):
+def released(passed: object, page: object) -> object:
+    """The value a slider's release passed on (tabs/ui_wire.py PASS_ON: JSON [value, time]),
+    or the page's value when there is none to read."""
+    try:
+        return json.loads(passed)[0]  # type: ignore[arg-type]
+    except (TypeError, ValueError, IndexError, KeyError):
+        return page
+
+
+def tab_clamp(parts: TabParts, moved: str | None, commit: bool = False):
     """The clamp handler (module docstring, step 1) for a move of `moved` (None: the tab's
-    select or kick): an {output: update} dict for the controls it set, the note, the preset
-    selector and the live panel's stale note."""
+    select or kick; `commit`: a slider's release): an {output: update} dict for the controls it
+    set, the note, the preset selector and the live panel's stale note, as far as
+    TabParts.clamp_outputs lets this clamp set them."""
     tab = parts.tab
     names = list(parts.comps)
     by_name = {p.name: p for p in tab.presets}
-    outputs = set(parts.clamp_outputs(moved))
+    outputs = set(parts.clamp_outputs(moved, commit))
 
     def handle(*inputs: object) -> dict:
         raw = dict(zip(names, inputs, strict=False))
         last, *extra = inputs[len(names):]
         preset_name = extra.pop(0) if parts.preset is not None else None
         measured = extra.pop(0) if parts.measured is not None else None
+        if commit and extra:
+            raw[moved] = released(extra.pop(0), raw[moved])
         c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
         out: dict = {parts.note: gr.update(value=c.note, visible=bool(c.note)),
                      parts.clamped: dict(c.values)}
-        # a move never sets its own slider's value unless the clamp changed it: on a drag the
-        # clamp runs at every step (ui_wire.CLAMP_EVENT) and its answer carries a value from steps
-        # back (chromium's slider ignored such an update mid-drag, even with 150 ms of network
-        # latency, but the value is the student's to set); its own maximum it cannot move
-        for name in c.changed | (set(c.maxima) - {moved}):
+        # a commit sets its slider's value even when it did not change it: the value written
+        # last on the page is then the clamped one, whatever its store put back meanwhile
+        own = {moved} if commit else set()
+        for name in c.changed | set(c.maxima) | own:
             ctl = tab.control(name)
             up = {"value": c.values[name]}
             if isinstance(ctl, Slider) and name in c.maxima:
@@ -234,7 +259,8 @@ def tab_clamp(parts: TabParts, moved: str | None):
             out[parts.stale] = gr.update(visible=moved_live)
         return {k: v for k, v in out.items() if k in outputs}
 
-    handle.__name__ = f"{tab.id}_clamp" + (f"_{moved}" if moved else "")
+    handle.__name__ = f"{tab.id}_clamp" + (f"_{moved}" if moved else "") + (
+        "_commit" if commit else "")
     return handle
 
 

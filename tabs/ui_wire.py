@@ -9,8 +9,9 @@ session's draws of one tab one at a time, and of the triggers that arrive while 
 keeps only the last, run when that one ends, with the values the page shows then. That is
 what "the newest values win" needs, with no bookkeeping of ours. The clamp events
 (tabs/ui_draw.py tab_clamp), one per control so that each sets only the controls its move can
-change, unqueued (they answer in milliseconds), listen to the same moves as other events of the
-control (CLAMP_EVENT says why), and the tab's open and kick as the draw does. A run tab (Serve)
+change, unqueued (they answer in milliseconds), listen to another event of the control than the
+draw (CLAMP_EVENT says why); a slider's commit clamp listens to its release, passed on through a
+hidden box, and one more clamp to the tab's open and kick. A run tab (Serve)
 redraws on its select and kick only: its controls wait for the Generate button.
 
 Concurrency limits are process-wide: DRAWS_PER_TAB draws of one tab run at once for the whole
@@ -27,7 +28,7 @@ trigger) reject a bad value with an error naming the parameter.
 import gradio as gr
 
 from tabs.controls import Check, Choice, Slider
-from tabs.ui_draw import TabParts, api_handler, tab_clamp, tab_draw
+from tabs.ui_draw import TabParts, api_handler, follows, tab_clamp, tab_draw
 
 DRAWS_PER_TAB = 8
 API_CALLS = 16
@@ -45,13 +46,20 @@ def wire_api(parts: TabParts) -> None:
 
 
 # A control's move, as the event its draw listens to and as the one its clamp listens to. Gradio's
-# page sends the events of one trigger one after the other, each awaited to its end: a clamp on
-# the draw's own trigger put its round trip before every draw (release to figure +21 to +37 ms a
-# tab), and the draw registered first held the clamp until its figures had all streamed (linked
-# maxima and the out-of-range note late: two e2e tests failed). On two events the page sends
-# both at once.
+# page sends the events of one trigger one after the other, each awaited to its end: the draw,
+# registered first, held a clamp on its own trigger until its figures had all streamed, and a
+# clamp registered first put its round trip before the draw (+50 ms release to figure, measured
+# by tabs/release_bench.py). So a move's clamp listens to another event (a slider's every step,
+# a choice's or check's change) and sets only the sliders that follow the moved control. The
+# slider's own value, which a student may be typing at any step, is set by its commit clamp
+# (tabs/ui_draw.py TabParts.clamp_outputs) once the slider is released: in the browser, before
+# the draw, the release passes the box's value and the time (PASS_ON) to the slider's hidden
+# commit box, and the clamp runs on that box's change, a trigger of its own that waits for no
+# other event. The page reads the value as the release is sent, before Gradio's slider clamps
+# it to its range on blur: the note names what was typed (tests/e2e/test_controls.py).
 DRAW_EVENT = {Slider: "release", Choice: "input", Check: "input"}
 CLAMP_EVENT = {Slider: "input", Choice: "change", Check: "change"}
+PASS_ON = "(v) => JSON.stringify([v, performance.now()])"  # new each time: its change fires
 
 
 def control_triggers(parts: TabParts, events: dict = DRAW_EVENT) -> dict[str, object]:
@@ -64,8 +72,10 @@ def control_triggers(parts: TabParts, events: dict = DRAW_EVENT) -> dict[str, ob
 
 
 def clamp_triggers(parts: TabParts) -> dict[str, object]:
-    """Each control's move as its clamp listens to it (CLAMP_EVENT)."""
-    return control_triggers(parts, CLAMP_EVENT)
+    """Each control's move as its clamp listens to it (CLAMP_EVENT); a slider's only when
+    other sliders follow it: its commit sets everything else its steps could."""
+    return {name: trigger for name, trigger in control_triggers(parts, CLAMP_EVENT).items()
+            if name not in parts.commits or follows(parts.tab, name) != [name]}
 
 
 def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Number):
@@ -79,6 +89,12 @@ def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Numb
     for name, trigger in clamp_triggers(parts).items():
         gr.on([trigger], tab_clamp(parts, name), inputs=parts.clamp_inputs(),
               outputs=parts.clamp_outputs(name), **clamp)
+    for name, commit in parts.commits.items():
+        gr.on([parts.comps[name].release], None, [parts.comps[name]], [commit], js=PASS_ON,
+              queue=False, show_progress="hidden", api_visibility="private")
+        gr.on([commit.change], tab_clamp(parts, name, commit=True),
+              inputs=[*parts.clamp_inputs(), commit],
+              outputs=parts.clamp_outputs(name, commit=True), **clamp)
     return gr.on([*opened, kick.change, *moves.values()], tab_draw(parts),
                  inputs=parts.draw_inputs(present), outputs=parts.draw_outputs(),
                  trigger_mode="always_last",

@@ -33,11 +33,12 @@ def parts():
     return built.parts
 
 
-def _call(parts, values: dict, drawn: Drawn, present: bool = False, preset=None, moved=None):
+def _call(parts, values: dict, drawn: Drawn, present: bool = False, preset=None, moved=None,
+          commit: bool = False):
     tab = parts.tab
     page = [values[c.name] for c in tab.controls]
     extra = [x for x, c in ((preset, parts.preset), (None, parts.measured)) if c is not None]
-    first = tab_clamp(parts, moved)(*page, drawn.values, *extra)  # clamped last as drawn last
+    first = tab_clamp(parts, moved, commit)(*page, drawn.values, *extra)  # clamped as drawn
     outs = list(tab_draw(parts)(*page, present, drawn))
     plots = {c: name for name, (c, _, _) in parts.figures.items()}
     drawn_figs = list(dict.fromkeys(plots[c] for out in outs[1:] for c in out if c in plots))
@@ -87,7 +88,10 @@ def test_a_typed_value_out_of_range_is_clamped_first_then_drawn_for(parts):
     d = PAGING.defaults()
     _, _, state, _ = _call(parts, d, Drawn())
     c = PAGING.control("seq_len")
-    first, figs, state, outs = _call(parts, {**d, "seq_len": 10**6}, state, moved="seq_len")
+    typed = {**d, "seq_len": 10**6}
+    step, _, _, _ = _call(parts, typed, state, moved="seq_len")  # typing: the box is left alone
+    assert parts.comps["seq_len"] not in step and parts.note not in step
+    first, figs, state, outs = _call(parts, typed, state, moved="seq_len", commit=True)
     top = int(c.maximum)
     assert first[parts.comps["seq_len"]]["value"] == top
     assert first[parts.note]["visible"] and f"seq_len 1000000 is above its maximum {top}" in \
@@ -145,32 +149,56 @@ def test_the_draw_sets_no_control_and_a_move_s_clamp_only_what_the_move_can_chan
                           if getattr(c, "max_from", None) or getattr(c, "max_of", None)}, tab.id
         for c in tab.controls:
             set_by_move = set(p.clamp_outputs(c.name)) & set(p.comps.values())
-            assert set_by_move == {p.comps[n] for n in follows(tab, c.name)}, (tab.id, c.name)
+            assert set_by_move == {p.comps[n] for n in follows(tab, c.name)
+                                   if n != c.name}, (tab.id, c.name)
+            set_by_commit = set(p.clamp_outputs(c.name, commit=True)) & set(p.comps.values())
+            assert set_by_commit == {p.comps[n] for n in follows(tab, c.name)}, (tab.id, c.name)
 
 
-def test_a_move_s_clamp_and_draw_are_sent_by_the_page_at_once():
+def test_no_clamp_waits_for_the_draw_nor_the_draw_for_a_clamp():
     """Gradio's page sends the events of one (component, event) one after the other, each to
-    its end (tabs/ui_wire.py clamp_triggers): a move's clamp must listen to another event of
-    the control than its draw, or one waits on the other. Checked on every tab's dependencies."""
+    its end (tabs/ui_wire.py CLAMP_EVENT): a move's clamp listens to another event of the
+    control than its draw (a slider's only when other sliders follow it), and a slider's commit
+    clamp to its hidden commit box, which the release sets in the browser (no server round
+    trip) before the draw. Checked on every tab's dependencies, in the order the page sends
+    them."""
     from app import build_app
+    from tabs.controls import Slider
 
     demo = build_app()
-    fns = {f.name: f for f in demo.fns.values()}
+    fns = list(demo.fns.values())
+    by_name = {f.name: f for f in fns if f.name}
     for tab in REGISTRY:
         if tab.run is not None:
             continue
-        draw = {(b, e) for b, e in next(f for n, f in fns.items()
-                                             if n == f"{tab.id}_draw").targets}
+        draw_fn = by_name[f"{tab.id}_draw"]
+        draw = {(b, e) for b, e in draw_fn.targets}
         for c in tab.controls:
-            clamp = {(b, e) for b, e in fns[f"{tab.id}_clamp_{c.name}"].targets}
-            assert clamp and not clamp & draw, (tab.id, c.name)
+            step = by_name.get(f"{tab.id}_clamp_{c.name}")
+            led = follows(tab, c.name) != [c.name]
+            assert (step is not None) == (led or not isinstance(c, Slider)), (tab.id, c.name)
+            clamp = {(b, e) for b, e in step.targets} if step is not None else set()
+            assert not clamp & draw, (tab.id, c.name)
             assert {b for b, _ in clamp} <= {b for b, _ in draw}, (tab.id, c.name)
+            commit = by_name.get(f"{tab.id}_clamp_{c.name}_commit")
+            assert (commit is not None) == isinstance(c, Slider), (tab.id, c.name)
+            if commit is None:
+                continue
+            [(box, event)] = list(commit.targets)
+            assert event == "change" and (box, event) not in draw, (tab.id, c.name)
+            passes = [f for f in fns if f.fn is None and f.js and
+                      [o._id for o in f.outputs] == [box]]
+            assert len(passes) == 1, (tab.id, c.name)
+            release = set(passes[0].targets)
+            assert release and release <= draw and all(e == "release" for _, e in release)
+            assert fns.index(passes[0]) < fns.index(draw_fn), (tab.id, c.name)
 
 
-def test_a_move_in_range_never_sets_its_own_slider():
-    """The clamp runs at every step of a drag (a slider's input): its answers arrive steps late,
-    so they leave the dragged slider alone unless its value was out of range. Its followers
-    still follow."""
+def test_a_step_never_sets_its_own_slider_and_its_commit_always_does():
+    """A slider's clamp runs at every step of a drag or keystroke in its box (a slider's
+    input): typing "1.5" passes through "1.", which is not a number, and "1000" on a slider
+    from 600 passes through 1, so a step leaves the moved slider and the note alone; its
+    followers still follow. The release's commit sets the slider, clamped, with the note."""
     tab = next(t for t in REGISTRY if t.id == "expert_cache")
     with gr.Blocks():
         toggle = gr.Checkbox(False)
@@ -178,16 +206,21 @@ def test_a_move_in_range_never_sets_its_own_slider():
             p = build_tab(tab, toggle).parts
     d = tab.defaults()
     last = dict(d)
-    for moved, value in (("token", d["token"] - 1), ("slots", d["slots"] + 2)):
+    for moved, value in (("token", d["token"] - 1), ("slots", d["slots"] + 2), ("token", None),
+                         ("token", 999)):
         raw = [value if c.name == moved else d[c.name] for c in tab.controls]
         out = tab_clamp(p, moved)(*raw, last, None)
-        assert p.comps[moved] not in out, moved
+        assert p.comps[moved] not in out and p.note not in out, (moved, value)
     fewer = d["slots"] - 2
     out = tab_clamp(p, "slots")(*[fewer if c.name == "slots" else d[c.name]
                                   for c in tab.controls], last, None)
     assert out[p.comps["topk"]]["maximum"] == fewer - 1  # top-k at most slots - 1
     typed = [999 if c.name == "token" else d[c.name] for c in tab.controls]
-    assert tab_clamp(p, "token")(*typed, last, None)[p.comps["token"]]["value"] == d["schedule"]
+    out = tab_clamp(p, "token", commit=True)(*typed, last, None)
+    assert out[p.comps["token"]]["value"] == d["schedule"] and "999" in out[p.note]["value"]
+    same = [d[c.name] for c in tab.controls]
+    assert tab_clamp(p, "token", commit=True)(*same, last, None)[p.comps["token"]] == \
+        gr.update(value=d["token"], maximum=d["schedule"])
 
 
 def test_follows_finds_the_sliders_whose_maximum_moves_with_a_control():
@@ -201,3 +234,15 @@ def test_follows_finds_the_sliders_whose_maximum_moves_with_a_control():
     assert follows(tab["engine"], "kind") == ["kind", "step"]
     assert follows(tab["engine"], "ranks") == ["ranks"]
     assert follows(PAGING, "seq_len") == ["seq_len"]
+
+
+def test_a_commit_reads_the_value_its_release_passed_on():
+    """The release passes on the box's value before Gradio's slider clamps it to its range on
+    blur (tabs/ui_wire.py PASS_ON): 99 typed on a 1..8 slider reaches the commit as 99, an
+    emptied box as null; with nothing readable the commit uses the page's value."""
+    from tabs.ui_draw import released
+
+    assert released("[99, 1234.5]", 8) == 99
+    assert released("[null, 1234.5]", 8) is None
+    for broken in (None, "", "not json", "[]", "{}"):
+        assert released(broken, 8) == 8, broken

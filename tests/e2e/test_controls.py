@@ -116,6 +116,26 @@ def test_typed_out_of_range_is_clamped_visibly_and_every_figure_follows(page, ap
     assert page.locator(".toast-body").count() == 0
 
 
+@pytest.mark.parametrize(("name", "typed"), [("c", "1.5"), ("sessions", "1000")])
+def test_a_value_typed_key_by_key_is_kept_and_drawn(page, app_url, name, typed):
+    """Typed one key at a time, as a student types, "1.5" passes through "1." (not a number)
+    and "1000" through 1 (below the slider's minimum of 600): the box keeps every key, and
+    Enter draws every figure for the typed value. The clamp that once ran at every key put the
+    default back mid-word (tabs/ui_draw.py TabParts.clamp_outputs)."""
+    tab = BY_ID["fleet_ring"]
+    page.goto(f"{app_url}?tab={tab.id}")
+    _wait_figures(page, tab)
+    box = control(page, tab, name)
+    box.fill("")
+    box.type(typed, delay=150)
+    assert box.input_value() == typed
+    box.press("Enter")
+    value = float(typed) if "." in typed else int(typed)
+    _wait_figures(page, tab, {name: value})
+    assert box.input_value() == typed
+    assert not page.locator(f"#{tab.id}-clamp-note").is_visible()  # nothing was clamped
+
+
 ORDER_JS = """() => { window.__drawn = []; const last = {}; const t0 = performance.now();
   const poll = () => { document.querySelectorAll('[id$=-plot] [data-testid=matplotlib] img')
     .forEach(img => { const id = img.closest('[id$=-plot]').id.slice(0, -5);
