@@ -131,7 +131,8 @@ Control = Slider | Choice | Text | Check
 
 
 def elem_id(tab_id: str, name: str) -> str:
-    """The page element id of a tab's control (the browser's clamp step finds followers by it)."""
+    """The page element id of a tab's control (the page's script keeps a slider box's value by
+    it: tabs/ui_wire.py PASS_ON)."""
     return f"{tab_id}-{name}"
 
 

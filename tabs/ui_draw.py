@@ -209,12 +209,19 @@ def follows(tab: TabSpec, name: str) -> list[str]:
 
 
 def released(passed: object, page: object) -> object:
-    """The value a slider's release passed on (tabs/ui_wire.py PASS_ON: JSON [value, time]),
-    or the page's value when there is none to read."""
+    """The value a slider's release passed on (tabs/ui_wire.py PASS_ON: JSON [value, time];
+    the value as its box held it, a string, or the slider's number), a number when it reads as
+    one; the page's value when nothing can be read."""
     try:
-        return json.loads(passed)[0]  # type: ignore[arg-type]
+        value = json.loads(passed)[0]  # type: ignore[arg-type]
     except (TypeError, ValueError, IndexError, KeyError):
         return page
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value  # not a number: the clamp says so
+    return value
 
 
 def tab_clamp(parts: TabParts, moved: str | None, commit: bool = False):
@@ -237,10 +244,7 @@ def tab_clamp(parts: TabParts, moved: str | None, commit: bool = False):
         c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
         out: dict = {parts.note: gr.update(value=c.note, visible=bool(c.note)),
                      parts.clamped: dict(c.values)}
-        # a commit sets its slider's value even when it did not change it: the value written
-        # last on the page is then the clamped one, whatever its store put back meanwhile
-        own = {moved} if commit else set()
-        for name in c.changed | set(c.maxima) | own:
+        for name in c.changed | (set(c.maxima) - {moved}):  # its own maximum it cannot move
             ctl = tab.control(name)
             up = {"value": c.values[name]}
             if isinstance(ctl, Slider) and name in c.maxima:

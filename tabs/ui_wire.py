@@ -27,7 +27,7 @@ trigger) reject a bad value with an error naming the parameter.
 
 import gradio as gr
 
-from tabs.controls import Check, Choice, Slider
+from tabs.controls import Check, Choice, Slider, elem_id
 from tabs.ui_draw import TabParts, api_handler, follows, tab_clamp, tab_draw
 
 DRAWS_PER_TAB = 8
@@ -55,11 +55,14 @@ def wire_api(parts: TabParts) -> None:
 # (tabs/ui_draw.py TabParts.clamp_outputs) once the slider is released: in the browser, before
 # the draw, the release passes the box's value and the time (PASS_ON) to the slider's hidden
 # commit box, and the clamp runs on that box's change, a trigger of its own that waits for no
-# other event. The page reads the value as the release is sent, before Gradio's slider clamps
-# it to its range on blur: the note names what was typed (tests/e2e/test_controls.py).
+# other event. The value is the box's as the student left it, kept by the page before Gradio's
+# slider clamps it to its range on blur: the note names what was typed
+# (tests/e2e/test_controls.py).
 DRAW_EVENT = {Slider: "release", Choice: "input", Check: "input"}
 CLAMP_EVENT = {Slider: "input", Choice: "change", Check: "change"}
-PASS_ON = "(v) => JSON.stringify([v, performance.now()])"  # new each time: its change fires
+# the box's value as the student left it (assets/lab_head.html), and the time: new each time,
+# so the commit box's change fires
+PASS_ON = "(v) => JSON.stringify([window.lab.left('{id}', v), performance.now()])"
 
 
 def control_triggers(parts: TabParts, events: dict = DRAW_EVENT) -> dict[str, object]:
@@ -82,15 +85,19 @@ def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Numb
     """The clamp events (one per control, one for the tab's open and kick) and the draw event
     on all of their triggers (tabs/ui_draw.py)."""
     moves = control_triggers(parts)
+    # progress on the note only: an event's progress targets (its outputs, unless
+    # show_progress_on names others) get their loading state refreshed as it runs, and a slider
+    # so refreshed put back a value its page's store still lagged behind (tabs/ui_draw.py)
     clamp = dict(trigger_mode="always_last", queue=False, show_progress="hidden",
-                 preprocess=False, api_visibility="private")
+                 show_progress_on=[parts.note], preprocess=False, api_visibility="private")
     gr.on([*opened, kick.change], tab_clamp(parts, None), inputs=parts.clamp_inputs(),
           outputs=parts.clamp_outputs(None), **clamp)
     for name, trigger in clamp_triggers(parts).items():
         gr.on([trigger], tab_clamp(parts, name), inputs=parts.clamp_inputs(),
               outputs=parts.clamp_outputs(name), **clamp)
     for name, commit in parts.commits.items():
-        gr.on([parts.comps[name].release], None, [parts.comps[name]], [commit], js=PASS_ON,
+        pass_on = PASS_ON.replace("{id}", elem_id(parts.tab.id, name))
+        gr.on([parts.comps[name].release], None, [parts.comps[name]], [commit], js=pass_on,
               queue=False, show_progress="hidden", api_visibility="private")
         gr.on([commit.change], tab_clamp(parts, name, commit=True),
               inputs=[*parts.clamp_inputs(), commit],
