@@ -168,10 +168,11 @@ class TabParts:
         then was set by a preset, Reset, a validated link or its own clamp. A move's clamp
         (`commit` False: a slider's every step, a choice's or check's change): the controls
         whose maximum follows `moved`, never `moved` itself. A slider's commit clamp (its
-        release): `moved` and those. Every event that lists a control as an output makes the
-        page put back the value its store holds for it as the event runs, which lags a value
-        being typed: only an event the student's own commit started, which then sets the value,
-        lists the control it moved."""
+        release): `moved` and those, `moved` set only when its value had to be clamped (an
+        allowed value set again, answering after the student had typed the next one into the
+        same box, put the old one back). Only the note shows the clamps' progress
+        (tabs/ui_wire.py): a control whose loading state an event refreshed put back the value
+        the page's store held for it, which lags a value being typed."""
         if moved is None:
             names = [c.name for c in self.tab.controls if _follower(c)]
         else:
