@@ -280,7 +280,8 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                 opens[nxt] = next_tab.id
     kick = gr.Number(visible="hidden", elem_id=f"{tab.id}-draw", container=False)
     commits = {} if tab.run is not None else {  # a slider's release, passed on (tabs/ui_wire.py)
-        c.name: gr.Textbox(visible="hidden", elem_id=f"{tab.id}-{c.name}-commit", container=False)
+        c.name: gr.Textbox(visible="hidden", elem_id=f"{elem_id(tab.id, c.name)}-commit",
+                           container=False)
         for c in tab.controls if isinstance(c, Slider)}
     drawn = gr.State(Drawn())
     parts = TabParts(tab=tab, comps=comps, figures=figures, note=note, drawn=drawn,
