@@ -153,15 +153,8 @@ def _serve(class_engine: bool):
 
 
 def run(n: int) -> int:
-    from core.experiments.serve import (
-        CLASS_ARENAS,
-        CLASS_MMAP_THRESHOLD,
-        config,
-        serve_class,
-        stop_class,
-    )
+    from core.experiments.serve import class_heap, config, serve_class, stop_class
     from core.experiments.shipped import model
-    from core.serve.heap import fix_mmap_threshold, limit_arenas
     from core.serve.live import ServeSession
     from core.serve.prompts import held_out
     from tabs.lazy import FIGURE_TORCH_THREADS, set_torch_threads
@@ -169,8 +162,7 @@ def run(n: int) -> int:
     from tabs.serve import TAB
 
     set_torch_threads(FIGURE_TORCH_THREADS)  # as the server runs torch
-    limit_arenas(CLASS_ARENAS)  # as `python app.py --class` does before its first thread
-    fix_mmap_threshold(CLASS_MMAP_THRESHOLD)
+    class_heap()  # as `python app.py --class` does before its first thread
     prompts = [p.decode("utf-8", errors="replace") for p in held_out(max(n, 1))][:n]
     solo = {p: model().generate(p.encode(), N_NEW) for p in prompts}
     lone_prompt = TAB.control("prompt").value

@@ -41,14 +41,20 @@ def config(prompt: str, n_new: int, draft_len: int, capacity: int, prefix_cache:
                        every=SNAPSHOT_EVERY)
 
 
+def class_heap() -> None:
+    """The malloc settings of a class server (core/serve/heap.py says why), for the threads
+    and blocks made from now on."""
+    limit_arenas(CLASS_ARENAS)
+    fix_mmap_threshold(CLASS_MMAP_THRESHOLD)
+
+
 def serve_class(*, capacity: int | None = None, shared_prefix: bool = False) -> ClassEngine:
     """Start class mode (once per process): every session's Generate joins one engine, whose
     expert cache holds `capacity` experts (default: every expert, as a server serving a room
     would; fewer slots make a batch's many distinct experts load again and again)."""
     global _room
     if _room is None:
-        limit_arenas(CLASS_ARENAS)
-        fix_mmap_threshold(CLASS_MMAP_THRESHOLD)
+        class_heap()
         d = model().dims
         slots = capacity if capacity is not None else d.n_layers * d.n_experts
         _room = ClassEngine(model(), capacity=slots, shared_prefix=shared_prefix)
