@@ -1,7 +1,19 @@
 """Reaching a tab's controls in chromium: every control but the hero (and a run's text) sits
-in the tab's closed "More controls" fold (tabs/ui.py), which a student opens first."""
+in the tab's closed "More controls" fold (tabs/ui.py), which a student opens first.
+
+Gradio mounts a closed fold's controls the first time it opens, and one animation frame later
+sets every one of them again to the value its page's store holds
+(`render_previously_invisible_children` in its page's core: mount, a tick, a frame, then each
+control's props). A value typed in that frame is put back: no student types that fast, a test
+does (the clusters box of fleet_ring held its default after `fill("12")` in one CI run, and in
+0 of 95 runs here under load; tests/e2e/test_fold.py makes that frame 0.8 s long, and fails
+without the wait). So a test waits that frame out."""
 
 from __future__ import annotations
+
+# two animation frames: the fold's first open sets its controls' values in the frame after they
+# mount, and its request for that frame is made before this one's (a tick after the mount)
+FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
 def control(page, tab, name: str, part: str = "input[type=number]"):
@@ -11,4 +23,5 @@ def control(page, tab, name: str, part: str = "input[type=number]"):
     if name != tab.hero.name and fold.count() and not loc.is_visible():
         fold.get_by_text("More controls").click()
         loc.wait_for(state="visible", timeout=10_000)
+        page.evaluate(FRAMES)
     return loc
