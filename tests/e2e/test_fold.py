@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.controls import control
-from tests.e2e.test_controls import BY_ID, _wait_figures  # noqa: PLC2701
+from tests.e2e.test_controls import BY_ID
 
 pytestmark = pytest.mark.e2e
 
@@ -24,9 +24,9 @@ def test_a_value_typed_as_the_fold_first_opens_is_kept(page, app_url):
     kept = []
     for value in ("12", "5"):  # two page loads: each is a first open
         page.goto(f"{app_url}?tab={tab.id}")
-        _wait_figures(page, tab)
+        page.locator(f"#{tab.id}-more").wait_for(timeout=30_000)
         box = control(page, tab, "clusters")  # opens the fold: "clusters" is not the hero
         box.fill(value)
-        page.wait_for_timeout(1_500)  # past the frame the fold's first open sets its values in
+        page.wait_for_timeout(1_200)  # past the frame the fold's first open sets its values in
         kept.append(box.input_value() == value)
     assert kept == [True, True]
