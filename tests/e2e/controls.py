@@ -6,8 +6,10 @@ sets every one of them again to the value its page's store holds
 (`render_previously_invisible_children` in its page's core: mount, a tick, a frame, then each
 control's props). A value typed in that frame is put back: no student types that fast, a test
 does (the clusters box of fleet_ring held its default after `fill("12")` in one CI run, and in
-0 of 95 runs here under load; tests/e2e/test_fold.py makes that frame 0.8 s long, and fails
-without the wait). So a test waits that frame out."""
+0 of 95 runs here under load; tests/e2e/test_fold.py makes that frame 0.3 s long, and fails
+without the wait). So a test waits that frame out. A tab's first open does the same to its own
+components, the fold's `open` among them: a test waits for the tab's figures (or that frame)
+before it touches a control."""
 
 from __future__ import annotations
 
