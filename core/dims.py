@@ -42,7 +42,7 @@ def mxfp4_bytes(params: int) -> int:
     return params // 2 + params // MXFP4_BLOCK
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class K3Dims:
     """Kimi K3 at checkpoint scale (reference §1): ledgers only, never instantiated."""
 

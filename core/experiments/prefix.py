@@ -86,7 +86,9 @@ def fork(eng: Engine) -> Engine:
     return copy.deepcopy(eng, {id(eng.model): eng.model})
 
 
-def _deepest_group(eng: Engine, prompt: bytes) -> bytes | None:
+def deepest_group(eng: Engine, prompt: bytes) -> bytes | None:
+    """The digest of the deepest checkpoint group the engine's prefix cache holds for
+    prompt (None when it holds none)."""
     r = eng.cache.lookup(prompt)
     return eng.cache.hashes(prompt)[r.boundary_blocks - 1] if r.boundary_blocks else None
 
@@ -101,7 +103,7 @@ def _evict_until_gone(eng: Engine, digest: bytes) -> int:
     return n
 
 
-def _drop_layer(eng: Engine, digest: bytes, layer: int) -> None:
+def drop_layer(eng: Engine, digest: bytes, layer: int) -> None:
     """Fault injection: the group at `digest` loses one KDA layer's pages (a partial group)."""
     # NOTE: PrefixCache has no public way to break a published group; this mirrors
     # tests/core/serve/test_engine.py (free the layer's pages, mark the layer unwritten).
@@ -113,11 +115,11 @@ def _drop_layer(eng: Engine, digest: bytes, layer: int) -> None:
 def prepare(base: Engine, preset: str) -> tuple[Engine, int]:
     """A fork of `base` set up for `preset` (eviction or a broken group); entries evicted."""
     eng, evicted = fork(base), 0
-    target = _deepest_group(eng, REQUEST)
+    target = deepest_group(eng, REQUEST)
     if target is not None and preset == "fallback":
         evicted = _evict_until_gone(eng, target)
     elif target is not None and preset == "partial":
-        _drop_layer(eng, target, BROKEN_LAYER)
+        drop_layer(eng, target, BROKEN_LAYER)
     eng.check()
     return eng, evicted
 

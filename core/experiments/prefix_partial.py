@@ -26,7 +26,7 @@ import torch
 
 from core.errors import ParamError, check_int
 from core.experiments.flight import single_flight
-from core.experiments.prefix import _deepest_group, _drop_layer, base, fork
+from core.experiments.prefix import base, deepest_group, drop_layer, fork
 from core.experiments.scenes import REQUEST
 from core.experiments.shipped import model as shipped_model
 
@@ -75,7 +75,7 @@ def partial_curve(layer: int, distances: tuple[int, ...]) -> PartialCurve:
     errs, nxt, cold_nxt, margins = [], [], [], []
     for d in distances:
         eng = fork(base(CHECKPOINT_EVERY))
-        _drop_layer(eng, _deepest_group(eng, REQUEST), layer)
+        drop_layer(eng, deepest_group(eng, REQUEST), layer)
         report = eng.prefill(REQUEST[: b + d], check_groups=False)
         if report.reused_tokens != b:
             raise RuntimeError(f"the unsafe lookup resumed at {report.reused_tokens}, not {b}")

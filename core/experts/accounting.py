@@ -14,7 +14,7 @@ from core.experts.slots import AHEAD, DEMAND, DEMAND_BATCH, PREFETCH, SlotTable
 from core.experts.stats import CacheStats
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Counters:
     """The live counters of a window; each is documented where it is read, on CacheStats."""
 

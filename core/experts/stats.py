@@ -33,7 +33,7 @@ DERIVED = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CacheStats:
     # upstream counters (compat mode: warm() moves hits/misses, as k3_cache_prefetch did)
     hits: int

@@ -61,7 +61,7 @@ def prefill_load(result: SimResult, rate: float) -> float:
     return rate * float(np.mean(work)) / (cfg.slots * cfg.clusters)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class LoadSweep:
     """One run per (router, rate); every array is (len(routers), len(rates)) unless noted."""
 

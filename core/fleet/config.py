@@ -13,7 +13,7 @@ from core.fleet.routers import ROUTERS
 from core.fleet.traces import TraceConfig
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SimConfig:
     """One fleet: size, router, cache and cost model, SLOs, budgets, and an optional failure."""
 

@@ -62,7 +62,7 @@ def percentile(values: Sequence[float] | np.ndarray, q: float) -> float:
     return percentiles(values, (q,))[0]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClassSummary:
     """One class (or "all"); p50/p95/p99 are over the n_ttft admitted requests (each produced a
     first token; the `interrupted` ones among them lost their decode to a failure and count as
@@ -159,7 +159,7 @@ def summarize_class(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Summary:
     """Per class (short, long) and overall, plus fleet-level cache and load figures."""
 

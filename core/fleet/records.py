@@ -19,7 +19,7 @@ import numpy as np
 from core.fleet.budgets import CLASSES
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RequestRecord:
     """One request; times in seconds from the trace origin."""
 
@@ -42,7 +42,7 @@ class RequestRecord:
     moved: bool  # first turn of a failed cluster's session served elsewhere (cold there)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class Records:
     """Columns, one entry per request in trace order; row(i) gives one RequestRecord."""
 
@@ -107,7 +107,7 @@ class Records:
         return "\n".join(out) + ("\n" if out else "")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FailoverStats:
     """What one failure cost: sessions displaced, cache lost, work redone, time to recover."""
 

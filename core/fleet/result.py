@@ -15,7 +15,7 @@ from core.fleet.metrics import Summary
 from core.fleet.records import FailoverStats, Records
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class SimResult:
     """Everything a figure needs from one run: records, summary, load over time, failover."""
 

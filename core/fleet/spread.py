@@ -45,7 +45,7 @@ def noise_floor_cv(clusters: int, sessions: int) -> float:
     return math.sqrt((clusters - 1) / sessions)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SpreadPoint:
     clusters: int
     vnodes: int
@@ -85,7 +85,7 @@ def spread_vs_vnodes(
     return [ring_spread(clusters, v, sessions) for v in vnodes]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MoveStats:
     clusters: int
     removed: int

@@ -70,7 +70,7 @@ def session_sweep(
     )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class RemovalView:
     removed: int
     before: np.ndarray  # (N,) sessions per cluster before the removal
@@ -138,7 +138,7 @@ def removal_sweep(
     )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class BoundedRun:
     c: float
     zipf_s: float

@@ -20,7 +20,7 @@ _SYS_TAG = 1 << 62  # system-prompt chains live above every session chain
 _IDX_BITS = 20  # up to 2**20 blocks (512M tokens) per chain
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class Trace:
     arrival: np.ndarray  # (n,) float64 seconds, sorted
     klass: np.ndarray  # (n,) int8: 0 short, 1 long
@@ -57,7 +57,7 @@ class Trace:
         return self.block_ids[self.block_offsets[i] : self.block_offsets[i + 1]].tolist()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TraceConfig:
     """Open-loop multi-turn sessions: Poisson session starts, Zipf system prompts, and a context
     that grows turn by turn."""

@@ -39,7 +39,7 @@ STATE_BYTES = 4  # S and M travel in fp32 (M in bf16 loses the exact merge)
 
 
 # ---- the exact split and merge ---------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CPPrefill:
     """One context-parallel prefill: per segment its bounds, transition and incoming state."""
 
@@ -104,7 +104,7 @@ def cp_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tenso
 
 
 # ---- communication volume ----------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CPGeometry:
     """What context parallelism moves, per layer: KDA head geometry and MLA bytes per token."""
 
@@ -145,7 +145,7 @@ def k3_cp() -> CPGeometry:
                       mla_bytes_per_token=K3.mla_bytes_per_token, n_kda=K3.n_kda, n_mla=K3.n_mla)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CPVolume:
     """Bytes received per rank at one (T, P), per layer and for the whole model."""
 
@@ -191,7 +191,7 @@ def cp_crossover(geo: CPGeometry, ranks: int, whole_model: bool = False) -> floa
     return kda / per_token
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CPSweep:
     """Volume vs sequence length at fixed P, ready to draw (one point per token count)."""
 

@@ -13,7 +13,7 @@ from core.dims import KDADims
 from core.errors import ParamError, check_float, check_int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelDims:
     vocab: int = 256  # bytes: no tokenizer to download
     d_model: int = 128

@@ -38,7 +38,7 @@ from core.model.moe import balance_loss
 from core.model.weights import ASSET_DIR, save_model
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TrainConfig:
     steps: int = 700  # about 15 minutes on 2 idle cores
     batch: int = 8  # small batches, more updates: the budget is compute, not data

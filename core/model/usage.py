@@ -108,7 +108,7 @@ def domain_runs(trace: RoutingTrace) -> int:
     return int(len(d) > 0) + int(np.count_nonzero(d[1:] != d[:-1]))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Specialisation:
     """How much each layer's routing says about the domain, with its ceiling and null."""
 

@@ -16,7 +16,7 @@ from core.model.config import ModelDims
 from core.paging.pack import HeadLayout, blob_pages
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PagedGeometry:
     """Bytes and pages of one model at one page size (per sequence)."""
 

@@ -203,8 +203,8 @@ class PrefixCache:
             pack_heads(self.pool, mine[:hp], s.S[0])
             pack_blob(self.pool, mine[hp:], s.conv[0])
             layers.append(tuple(mine))
-        self.groups[digest] = GroupEntry(digest, self.blocks[digest].depth, tuple(layers),
-                                         last_used=self._clock)
+        self.groups[digest] = GroupEntry(digest=digest, depth=self.blocks[digest].depth,
+                                         layers=tuple(layers), last_used=self._clock)
         self.evicted_groups.discard(digest)
         self._pending.append(digest)
         return True

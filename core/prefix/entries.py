@@ -31,7 +31,7 @@ class BlockEntry:
     children: int = 0
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class GroupEntry:
     """The KDA state (S and conv tail) of every KDA layer at the end of block `digest`."""
 

@@ -38,7 +38,7 @@ class Pass:
     select_s: float = field(compare=False, default=0.0)  # decode time inside select_experts
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ArmReport:
     arm: str  # stock | routing | prefetch | both
     route: str  # the routing's label ("topk ..." for stock arms)

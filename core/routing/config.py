@@ -19,7 +19,7 @@ select_experts checks them against the scores it is given.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from core.errors import ParamError, check_choice, check_int
 
@@ -38,7 +38,8 @@ def _number(name: str, value: object) -> float:
 
 @dataclass(frozen=True, slots=True)
 class RouteConfig:
-    method: str = "topk"
+    method: str = "topk"  # the one field that may be positional: RouteConfig("max_rank")
+    _: KW_ONLY
     k: int = 2
     J: int = 1
     M: int = 8

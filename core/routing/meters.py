@@ -80,7 +80,7 @@ def route_meters(scores: torch.Tensor, sel: Selection) -> RowMeters:
         kl_colibri=valid(_kl(p, q, chosen, COLIBRI_KL_FLOOR)), fallback=sel.fallback.clone())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LayerMeters:
     """Meters of one layer (or of several, summed) over every row it routed."""
 
@@ -124,7 +124,8 @@ class MeterSum:
 
     def summary(self) -> LayerMeters:
         means = {name: v / self.valid if self.valid else 0.0 for name, v in self.sums.items()}
-        return LayerMeters(self.rows, self.slots, self.swaps, self.fallback, **means)
+        return LayerMeters(rows=self.rows, slots=self.slots, swaps=self.swaps,
+                           fallback=self.fallback, **means)
 
 
 def combine(layers: list[LayerMeters] | tuple[LayerMeters, ...]) -> LayerMeters:
@@ -135,5 +136,6 @@ def combine(layers: list[LayerMeters] | tuple[LayerMeters, ...]) -> LayerMeters:
     for f in fields(LayerMeters)[4:]:
         total = sum(getattr(m, f.name) * (m.rows - m.fallback) for m in layers)
         means[f.name] = total / valid if valid else 0.0
-    return LayerMeters(rows, sum(m.slots for m in layers), sum(m.swaps for m in layers),
-                       sum(m.fallback for m in layers), **means)
+    return LayerMeters(rows=rows, slots=sum(m.slots for m in layers),
+                       swaps=sum(m.swaps for m in layers),
+                       fallback=sum(m.fallback for m in layers), **means)

@@ -31,6 +31,7 @@ bytes depend on its alignment in the shard, so they are not a multiple of the co
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -48,7 +49,7 @@ PREDICTORS = ("previous", "pilot", "oracle")
 Recording = list[list[tuple[int, ...]]]  # [decode step][layer] -> the ids that layer used
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PrefetchMeters:
     """One layer's (or, summed, every layer's) prefetch record over a decode."""
 
@@ -62,6 +63,12 @@ class PrefetchMeters:
     useful: int  # loads a later get consumed (prefetched hits)
     wasted: int  # loads evicted before any get
 
+    @classmethod
+    def from_row(cls, row: Sequence[int]) -> PrefetchMeters:
+        """The record whose fields, in declaration order, are row (a trace's layer_prefetch
+        row, a Prefetcher's counters)."""
+        return cls(**dict(zip(cls.__dataclass_fields__, row, strict=True)))
+
     @property
     def recall(self) -> float:
         return self.correct / self.used if self.used else 0.0
@@ -73,8 +80,8 @@ class PrefetchMeters:
 
 def total(meters: tuple[PrefetchMeters, ...] | list[PrefetchMeters]) -> PrefetchMeters:
     """Every layer's meters summed."""
-    return PrefetchMeters(*(sum(getattr(m, f) for m in meters)
-                            for f in PrefetchMeters.__dataclass_fields__))
+    return PrefetchMeters(**{f: sum(getattr(m, f) for m in meters)
+                             for f in PrefetchMeters.__dataclass_fields__})
 
 
 class Prefetcher:
@@ -188,4 +195,4 @@ class Prefetcher:
     def meters(self) -> tuple[PrefetchMeters, ...]:
         """PrefetchMeters per layer so far (layer 0 is never predicted: all zeros)."""
         self.drain()
-        return tuple(PrefetchMeters(*n) for n in self._n)
+        return tuple(PrefetchMeters.from_row(n) for n in self._n)

@@ -60,7 +60,7 @@ def cell_fields(c: str, k: int) -> tuple[int, int, bool, bool]:
     return rest % n, rest // n, bool(flags & 1), bool(flags & 2)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PassRecord:
     route: str  # the routing's label (RouteConfig.label)
     predictor: str | None  # None: no prefetch

@@ -25,7 +25,7 @@ from core.serve.reports import GenerateReport
 POOL_PAGES = 256
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SpecComparison:
     """One prompt decoded both ways; the fastest of `repeat` runs of each."""
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 import torch
@@ -48,7 +48,8 @@ ROUTE = RouteConfig("max_rank", k=2, J=1, M=8)  # "cache-aware routing on"
 
 @dataclass(frozen=True, slots=True)
 class ServeConfig:
-    prompt: bytes
+    prompt: bytes  # the one field that may be positional
+    _: KW_ONLY
     n_new: int = 64
     prefix_cache: bool = True
     draft_len: int = 4
@@ -70,7 +71,7 @@ class ServeConfig:
                 raise ParamError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ServeSnapshot:
     """The request as it stands: text so far and what every subsystem did for it."""
 

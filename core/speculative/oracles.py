@@ -186,7 +186,7 @@ def _clone(s):
     return type(s)(s.conv.clone(), s.S.clone())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionCheck:
     """A ring session measured against one batch recurrence over its committed tokens."""
 

@@ -130,7 +130,7 @@ class RawInputRing:
     def entries(self, tentative: bool = False) -> Iterator[RingEntry]:
         """Committed (or tentative) entries oldest -> newest across the wrap, as views."""
         for slot in self._live(tentative):
-            yield RingEntry(*(self._buf[f][slot] for f in FIELDS))
+            yield RingEntry(**{f: self._buf[f][slot] for f in FIELDS})
 
     def __iter__(self) -> Iterator[RingEntry]:
         return self.entries()

@@ -56,7 +56,7 @@ class SlotKind(IntEnum):
     ROLLED_BACK = 3  # pushed this step and dropped by rollback()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionParams:
     capacity: int
     draft_len: int
@@ -94,7 +94,7 @@ class Traffic:
     snap_read: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StepRecord:
     step: int
     flushed: int  # entries folded into the checkpoint before this step's pushes; 0: no flush
@@ -121,7 +121,7 @@ class StepRecord:
         return self.flushed + self.committed_before
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReplaySession:
     params: SessionParams
     dims: KDADims

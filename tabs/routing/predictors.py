@@ -26,7 +26,7 @@ TITLE_Y = 1.0  # a fixed title spot (no x ticks on top), so a draw skips measuri
 
 
 def _meters(rec) -> list[PrefetchMeters]:
-    return [PrefetchMeters(*row) for row in rec.layer_prefetch]
+    return [PrefetchMeters.from_row(row) for row in rec.layer_prefetch]
 
 
 def _place(fig) -> None:
@@ -60,7 +60,7 @@ def routing_predictors(M: int, J: int, method: str, alpha: float,
             waste = [100 * m.wasted / m.loaded if m.loaded else 0.0 for m in ms]
             rec_ax.bar(x, recall, w, color=colour, label=label)
             waste_ax.bar(x, waste, w, color=colour, label=label)
-            tot = PrefetchMeters(*np.sum([r for r in rec.layer_prefetch], 0).tolist())
+            tot = PrefetchMeters.from_row(np.sum([r for r in rec.layer_prefetch], 0).tolist())
             loads.append(f"{label.split(':')[0]}: {tot.loaded / rec.positions:.2f}")
             short_loads.append(f"{SHORT[name]}: {tot.loaded / rec.positions:.2f}")
             metrics |= {f"{name}_recall": tot.recall, f"{name}_precision": tot.precision,

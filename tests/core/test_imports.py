@@ -6,6 +6,8 @@
    `from core.a import b` is an import of core.a.b when that is a module, else of core.a.
 2. Importing every core module leaves gradio and matplotlib unimported: core is the engine,
    tabs/ draw (DESIGN.md's layers).
+3. No module of core/ or tabs/ imports another module's private name (`from x import _y`):
+   what another module needs is public, or stays inside its own module.
 """
 
 from __future__ import annotations
@@ -78,6 +80,30 @@ def test_the_walk_finds_function_level_type_only_and_relative_imports(tmp_path: 
         "pkg/sub/d.py": "import pkg.a\n",
     })
     assert mutual_pairs(tmp_path, "pkg") == [("pkg.a", "pkg.b"), ("pkg.sub", "pkg.sub.c")]
+
+
+def private_imports(root: Path, package: str) -> list[str]:
+    """'module: name from source' for every `from source import _name` in the package whose
+    source is another module (dunders such as __version__ are public)."""
+    out = []
+    for name, path in modules(root, package).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                out += [f"{name}: {a.name} from {'.' * node.level}{node.module or ''}"
+                        for a in node.names
+                        if a.name.startswith("_") and not a.name.endswith("__")]
+    return out
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    found = [hit for pkg in ("core", "tabs") for hit in private_imports(REPO, pkg)]
+    assert not found, "private names imported across modules: " + "; ".join(found)
+
+
+def test_the_private_import_walk_finds_a_private_name(tmp_path: Path) -> None:
+    _write(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "_x = 1\n__all__ = []\n",
+                      "pkg/b.py": "def f():\n    from pkg.a import _x, __all__\n"})
+    assert private_imports(tmp_path, "pkg") == ["pkg.b: _x from pkg.a"]
 
 
 def test_core_imports_neither_gradio_nor_matplotlib() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from core.dims import K3, k3_group_blocks
-from core.experiments.prefix import BROKEN_LAYER, _deepest_group, base, fork, runs
+from core.experiments.prefix import BROKEN_LAYER, base, deepest_group, fork, runs
 from core.experiments.prefix_partial import partial_curve
 from core.experiments.prefix_sharing import sharing
 from core.experiments.prefix_spacing import sweep
@@ -134,7 +134,7 @@ def hit_defaults() -> dict[str, object]:
 def _eviction_order() -> list[tuple[int, int]]:
     """(last use, depth) of each entry the fallback preset evicts, in order (on a fork)."""
     eng = fork(base(k_default()))
-    target, cache, out = _deepest_group(eng, REQUEST), eng.cache, []
+    target, cache, out = deepest_group(eng, REQUEST), eng.cache, []
     while target in cache.groups:
         before = {**{("b", d): e for d, e in cache.blocks.items()},
                   **{("g", d): e for d, e in cache.groups.items()}}
