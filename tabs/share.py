@@ -21,7 +21,7 @@ from tabs.registry import REGISTRY
 from tabs.spec import TabSpec
 
 TAB_KEY = "tab"
-PRESENT_KEY = "present"  # ?present=1: the page opens in presentation mode (tabs/present.py)
+PRESENT_KEY = "present"  # ?present=1: the page opens in presentation mode
 # Query keys Gradio itself uses; they are not ours to complain about.
 IGNORED = frozenset({"__theme", "view", "lang"})
 

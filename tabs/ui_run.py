@@ -45,9 +45,11 @@ def ready(comp: gr.components.Component, value: object) -> object:
 def run_handler(run: RunSpec, tab: TabSpec, outputs: list):
     """Streams `outputs` (session, status, text, plot and table per figure, live panel,
     result): the text and the result with every snapshot, the figures as the rule above
-    allows; each value postprocessed here (ready)."""
-    def as_sent(values: list[object]) -> list[object]:
-        return [values[0], *(ready(c, v) for c, v in zip(outputs[1:], values[1:], strict=True))]
+    allows; each value postprocessed here (ready), sent as {component: value}."""
+    def as_sent(values: list[object]) -> dict[object, object]:
+        """values in the order of `outputs` -> the update Gradio reads (one place zips them)."""
+        return {outputs[0]: values[0],
+                **{c: ready(c, v) for c, v in zip(outputs[1:], values[1:], strict=True)}}
 
     def draw(snap: object, present: bool) -> list[object]:
         out: list[object] = []

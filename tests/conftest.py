@@ -11,9 +11,13 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    import gradio as gr
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # Before anything imports gradio (test modules import app at collection time).
@@ -51,12 +55,12 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def app_url() -> Iterator[str]:
+def app_demo() -> Iterator[gr.Blocks]:
     """The same Blocks users get, launched on 127.0.0.1 for the session."""
     from app import build_app, launch_kwargs
 
     demo = build_app()
-    _, url, _ = demo.launch(
+    demo.launch(
         server_name="127.0.0.1",
         server_port=_free_port(),
         prevent_thread_lock=True,
@@ -64,9 +68,14 @@ def app_url() -> Iterator[str]:
         **launch_kwargs(),
     )
     try:
-        yield url
+        yield demo
     finally:
         demo.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(app_demo) -> str:
+    return app_demo.local_url
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@
    which both import; a cycle hidden in a function or a type-only import is still a cycle.
    `from core.a import b` is an import of core.a.b when that is a module, else of core.a.
 2. Importing every core module leaves gradio and matplotlib unimported: core is the engine,
-   tabs/ draw (DESIGN.md's layers).
+   tabs/ draw (the layers of ../shared/DESIGN.md).
 3. No module of core/ or tabs/ imports another module's private name (`from x import _y`):
    what another module needs is public, or stays inside its own module.
 """
