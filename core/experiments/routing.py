@@ -5,6 +5,8 @@
   setting(M, J, method, alpha, capacity)   Setting: the controls validated against the grid
                     (ParamError names the control; capacity is a choice, sent as text) and the
                     sweep's passes they select
+  choice(setting)   Choice: the setting's selection for the sweep's one recorded token and
+                    layer (the rank strip's), with its weights before and after alpha
   curve(sweep, method, J, alpha)   the routing arm's Points as the window M sweeps (M = k: stock)
   every_setting(sweep)   each distinct routed setting's Point once (stock first)
   step_seconds(on_round)   median wall time of one decode step of the shipped model, all
@@ -36,9 +38,10 @@ from core.experiments.routing_grid import (
 )
 from core.experiments.routing_sweep import CapacitySweep, load
 from core.experiments.shipped import model
-from core.routing.config import RouteConfig
+from core.routing.config import KINDS, RouteConfig
 from core.routing.disk import Disk
 from core.routing.record import PassRecord
+from core.routing.select import prior_lift, select_experts
 from core.routing.speed import tokens_per_s
 
 STEPS = 12  # decode steps timed (all experts resident: compute only)
@@ -99,6 +102,34 @@ def setting(M: int, J: int, method: str, alpha: float, capacity: object) -> Sett
     route = tab_route(method, M, J, float(alpha), DIMS)
     return Setting(method=method, M=M, J=J, alpha=float(alpha), capacity=cap, route=route,
                    sweep=sweep(cap))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Choice:
+    """What a setting chooses for the sweep's recorded moment (one token, one layer)."""
+
+    ids: tuple[int, ...]  # the k chosen experts, in the selection's order
+    kinds: tuple[str, ...]  # each one's kind (core.routing.config.KINDS)
+    before: tuple[float, ...]  # their router scores renormalised (stock's weights for them)
+    after: tuple[float, ...]  # the weights the setting mixes them with
+    swaps: int
+    window: int
+    log_lift: float  # cache_prior: the log-score bonus of every resident (0 otherwise)
+
+
+def choice(s: Setting) -> Choice:
+    mo = s.sweep.moment
+    scores = torch.tensor(mo.scores, dtype=torch.float32)[None]  # [1, E]
+    resident = torch.tensor(mo.resident, dtype=torch.bool)  # [E]
+    sel = select_experts(scores, resident, s.route)
+    ids = tuple(int(e) for e in sel.ids[0])
+    picked = scores[0, list(ids)]  # [k]
+    lift = float(prior_lift(scores, s.route.lam)[1][0, 0]) if s.route.method == "cache_prior" \
+        else 0.0
+    return Choice(ids=ids, kinds=tuple(KINDS[int(c)] for c in sel.kind[0]),
+                  before=tuple((picked / picked.sum()).tolist()),
+                  after=tuple(sel.weights[0].tolist()), swaps=int(sel.swaps[0]),
+                  window=int(sel.window[0]), log_lift=lift)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,14 +8,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
-from core.experiments.routing import setting
-from core.routing.config import KINDS
-from core.routing.select import prior_lift, select_experts
+from core.experiments.routing import choice, setting
 from tabs.axes import plain_log
 from tabs.figure import (
     FigureResult,
@@ -61,7 +58,8 @@ def _place(fig, top, bottom) -> None:
             ax.set_position([x0, y0, width, h])
 
 
-def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: dict, s) -> float:
+def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: dict, s,
+           lift: float) -> None:
     E, k = len(scores), s.route.k
     by_rank = scores[order]
     floor = 10 ** math.floor(math.log10(max(by_rank.min(), 1e-9)))
@@ -81,10 +79,8 @@ def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: d
             ax.text(r, y, word, ha="center", va="bottom",
                     fontsize=9, fontweight="bold", color=KIND_COLOUR[kind])
             last = (r, y, word.count("\n") + 1)
-    lift = 0.0
     note = arranged(1.6, 2.4)  # the notes' height: a projector's, above the kinds stacked
     if s.route.method == "cache_prior":
-        lift = float(prior_lift(torch.from_numpy(scores)[None], s.route.lam)[1][0, 0])
         for r, e in enumerate(order):
             if res[e]:
                 ax.annotate("", xy=(r, by_rank[r] * math.exp(lift)), xytext=(r, by_rank[r]),
@@ -116,7 +112,6 @@ def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: d
                        Patch(facecolor=ROLE["empty"], edgecolor=ROLE["neutral"], label="cold"),
                        Line2D([], [], color=ROLE["reference"], lw=2.6, label="chosen")],
               loc="upper right", ncols=3, fontsize=8.5)
-    return lift
 
 
 def _weights(ax, scores: np.ndarray, order: np.ndarray, ids: list[int], before: np.ndarray,
@@ -154,21 +149,19 @@ def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str)
     mo = s.sweep.moment
     scores = np.array(mo.scores, dtype=np.float32)  # [E]
     res = np.array(mo.resident, dtype=bool)  # [E]
-    sel = select_experts(torch.from_numpy(scores)[None], torch.from_numpy(res), s.route)
-    ids = [int(e) for e in sel.ids[0]]
-    kinds = [KINDS[int(c)] for c in sel.kind[0]]
+    c = choice(s)
+    ids, kinds = list(c.ids), list(c.kinds)
     order = np.array(sorted(range(len(scores)), key=lambda e: (-float(scores[e]), e)))
-    before = scores[ids] / scores[ids].sum()
-    after = sel.weights[0].numpy()
+    before, after = np.array(c.before), np.array(c.after)
     # normal mode: fixed margins (placed by _place): constrained layout was ~25% of a redraw
     with lab_figure(6.4, look=LOOK, place=lambda fig: _place(fig, *fig.axes)) as fig:
         top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.5, 1]})
-        lift = _strip(top, scores, res, order, dict(zip(ids, kinds, strict=True)), s)
+        _strip(top, scores, res, order, dict(zip(ids, kinds, strict=True)), s, c.log_lift)
         took = ", ".join(f"e{e}" for e in ids)
         top.set_title(f"One token, one layer (step {mo.step}, layer {mo.layer}, a "
                       f"{s.capacity}-slot cache): "
                       + (f"stock top-k takes {took}, substituting nothing" if s.route.stock
-                         else f"{s.words()} takes {took}: {int(sel.swaps[0])} substitute(s)"),
+                         else f"{s.words()} takes {took}: {c.swaps} substitute(s)"),
                       y=1.0)
         _weights(bottom, scores, order, ids, before, after, s.route.k)
     rank = {int(e): r for r, e in enumerate(order)}
@@ -177,7 +170,7 @@ def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str)
         "resident": ",".join(f"e{e}" for e in range(len(res)) if res[e]),
         "chosen": ",".join(f"e{e}" for e in ids),
         "chosen_ranks": ",".join(str(rank[e]) for e in ids), "kinds": ",".join(kinds),
-        "swaps": int(sel.swaps[0]), "window": int(sel.window[0]), "cache_prior_lift": lift,
+        "swaps": c.swaps, "window": c.window, "cache_prior_lift": c.log_lift,
     }
     for i, e in enumerate(ids):
         metrics[f"weight_before_alpha_e{e}"] = float(before[i])
