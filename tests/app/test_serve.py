@@ -80,3 +80,32 @@ def test_bad_input_names_the_field_and_the_server_keeps_serving(app_url, field, 
         assert "| metric | value |" in table
     finally:
         client.close()
+
+
+def test_the_run_and_a_live_panel_never_touch_the_render_cache(app_url, monkeypatch):
+    """A run draws its own session's snapshots, a live panel measures now: neither is a pure
+    function of its parameters, so neither may be served from (or stored in) the cache a class
+    shares. Every cache lookup made while they run is recorded: none may be theirs."""
+    from tabs.prefix import TAB as PREFIX
+    from tabs.render_cache import RENDERS
+
+    looked_up: list[tuple] = []
+    get = RENDERS.get
+    monkeypatch.setattr(RENDERS, "get", lambda key, compute: looked_up.append(key) or get(
+        key, compute))
+    updates = _run(app_url, prompt="import os\nimport ", n_new=12, draft_len=2)
+    assert bytes(updates[-1][RESULT]["generated"]) == model().generate(b"import os\nimport ", 12)
+    client = bench_client(app_url)
+    try:
+        assert "Saved:" in client.predict(3, "hit", api_name=f"/{PREFIX.live.name}")
+    finally:
+        client.close()
+    ours = {f.name for f in TAB.figures} | {PREFIX.live.name}
+    assert not [k for k in looked_up if k[0].name in ours]
+    # the recorder sees the lookups it should: a Serve figure through its own endpoint
+    client = bench_client(app_url)
+    try:
+        client.predict(*[TAB.control(p).value for p in PARAMS], api_name="/serve_memory")
+    finally:
+        client.close()
+    assert [k[0].name for k in looked_up if k[0].name in ours] == ["serve_memory"]
