@@ -284,10 +284,11 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                            container=False)
         for c in tab.controls if isinstance(c, Slider)}
     drawn = gr.State(Drawn())
+    view = gr.Textbox(visible="hidden", elem_classes=["lab-view"], container=False)
     parts = TabParts(tab=tab, comps=comps, figures=figures, note=note, drawn=drawn,
                      clamped=gr.State(None),
                      preset=preset, why=why, run_text=run_text, stale=stale, measured=measured,
-                     commits=commits)
+                     commits=commits, view=view)
     controls = list(comps.values())
     quick = dict(api_visibility="private", queue=False, show_progress="hidden",
                  preprocess=False)

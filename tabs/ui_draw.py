@@ -157,6 +157,7 @@ class TabParts:
     stale: gr.Markdown | None = None  # the live panel's "the controls moved" note
     measured: gr.State | None = None  # the values the live panel was measured for
     commits: dict[str, gr.Textbox] = field(default_factory=dict)  # per slider (ui_wire.py)
+    view: gr.Textbox | None = None  # the drawn view as a link's query (tabs/share.py)
 
     def clamp_inputs(self) -> list:
         extra = [self.preset, self.measured]
@@ -187,7 +188,7 @@ class TabParts:
 
     def draw_outputs(self) -> list:
         return [*(x for f in self.figures.values() for x in f), self.drawn,
-                *([self.run_text] if self.run_text is not None else [])]
+                *(x for x in (self.run_text, self.view) if x is not None)]
 
 
 def _follower(c: object) -> bool:
@@ -273,6 +274,8 @@ def tab_draw(parts: TabParts):
     """The tab's draw handler (module docstring, step 2): a generator of {component: update}
     dicts. It clamps the page's values as the clamp handler does, from the same inputs, and
     draws for the clamped values; it never sets a control (see the module docstring)."""
+    from tabs.share import PRESENT_KEY, link_query  # share reads the registry: built by now
+
     tab = parts.tab
     names = list(parts.comps)
 
@@ -283,6 +286,9 @@ def tab_draw(parts: TabParts):
         c = clamp_tab(tab, raw, last.values)
         now = Drawn(values=dict(c.values), figures=dict(last.figures))
         first: dict = {parts.drawn: now}
+        if parts.view is not None:  # what a reload of the page opens (assets/lab_head.html)
+            first[parts.view] = link_query(tab, c.values) + (f"&{PRESENT_KEY}=1" if present
+                                                             else "")
         if tab.run is not None and parts.run_text is not None:
             params = run_params(tab, c.values)
             if last.values is None or run_params(tab, last.values) != params:
