@@ -5,7 +5,7 @@
   setting(M, J, method, alpha, capacity)   Setting: the controls validated against the grid
                     (ParamError names the control; capacity is a choice, sent as text) and the
                     sweep's passes they select
-  choice(setting)   Choice: the setting's selection for the sweep's one recorded token and
+  choice(setting)   MomentChoice: the setting's selection for the sweep's one recorded token and
                     layer (the rank strip's), with its weights before and after alpha
   curve(sweep, method, J, alpha)   the routing arm's Points as the window M sweeps (M = k: stock)
   every_setting(sweep)   each distinct routed setting's Point once (stock first)
@@ -105,7 +105,7 @@ def setting(M: int, J: int, method: str, alpha: float, capacity: object) -> Sett
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Choice:
+class MomentChoice:
     """What a setting chooses for the sweep's recorded moment (one token, one layer)."""
 
     ids: tuple[int, ...]  # the k chosen experts, in the selection's order
@@ -117,7 +117,8 @@ class Choice:
     log_lift: float  # cache_prior: the log-score bonus of every resident (0 otherwise)
 
 
-def choice(s: Setting) -> Choice:
+def choice(s: Setting) -> MomentChoice:
+    """The stock or cache-aware selection the setting makes at the sweep's recorded moment."""
     mo = s.sweep.moment
     scores = torch.tensor(mo.scores, dtype=torch.float32)[None]  # [1, E]
     resident = torch.tensor(mo.resident, dtype=torch.bool)  # [E]
@@ -126,7 +127,7 @@ def choice(s: Setting) -> Choice:
     picked = scores[0, list(ids)]  # [k]
     lift = float(prior_lift(scores, s.route.lam)[1][0, 0]) if s.route.method == "cache_prior" \
         else 0.0
-    return Choice(ids=ids, kinds=tuple(KINDS[int(c)] for c in sel.kind[0]),
+    return MomentChoice(ids=ids, kinds=tuple(KINDS[int(c)] for c in sel.kind[0]),
                   before=tuple((picked / picked.sum()).tolist()),
                   after=tuple(sel.weights[0].tolist()), swaps=int(sel.swaps[0]),
                   window=int(sel.window[0]), log_lift=lift)

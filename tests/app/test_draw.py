@@ -251,3 +251,19 @@ def test_a_commit_reads_the_value_its_release_passed_on():
     assert released('[null, 1234.5]', 8) is None
     for broken in (None, "", "not json", "[]", "{}"):
         assert released(broken, 8) == 8, broken
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_the_view_a_reload_opens_is_the_drawn_values_as_a_link(parts, present):
+    """The hidden view box (what a reload of the page opens, assets/lab_head.html) holds the
+    values drawn, clamped, and the presentation flag, as a link that parses back to them."""
+    from urllib.parse import parse_qsl
+
+    from tabs.share import parse_query
+
+    values = {**PAGING.defaults(), "seq_len": 300, "tokens_per_page": 2000}  # 2000: clamped
+    _, _, state, outs = _call(parts, values, Drawn(), present=present)
+    back = parse_query(dict(parse_qsl(outs[0][parts.view])))
+    assert back.tab.id == "paging" and back.present is present and not back.notes
+    assert back.values == state.values
+    assert state.values["seq_len"] == 300 and state.values["tokens_per_page"] != 2000

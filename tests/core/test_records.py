@@ -61,7 +61,8 @@ def loose_records(root: Path) -> list[str]:
             for d in node.decorator_list:
                 call = d if isinstance(d, ast.Call) else None
                 if _name(call.func if call else d) != "dataclass" or (call and any(
-                        k.arg == "kw_only" for k in call.keywords)):
+                        k.arg == "kw_only" and getattr(k.value, "value", None) is True
+                        for k in call.keywords)):
                     continue
                 anns = [s for s in node.body if isinstance(s, ast.AnnAssign)
                         and "ClassVar" not in ast.unparse(s.annotation)]

@@ -27,7 +27,11 @@ class Proxy:
                 page, _ = self._server.accept()
             except OSError:  # closed
                 return
-            lab = socket.create_connection(("127.0.0.1", self.target))
+            try:
+                lab = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:  # the lab is gone: refuse this one, keep listening
+                _close(page)
+                continue
             with self._lock:
                 self._open += [page, lab]
             for a, b in ((page, lab), (lab, page)):
@@ -49,7 +53,8 @@ class Proxy:
         _close(*open_)
 
     def close(self) -> None:
-        self._server.close()
+        """Stop listening (a blocked accept() wakes on the shutdown) and cut what is open."""
+        _close(self._server)
         self.cut()
 
 
