@@ -151,13 +151,13 @@ class TabParts:
     note: gr.Markdown  # the clamp note under the controls
     drawn: gr.State  # Drawn
     clamped: gr.State  # the values the tab's clamp last set (None before its first)
+    view: gr.Textbox  # the drawn view as a link's query: what a reload opens (lab_head.html)
     preset: gr.Dropdown | None = None
     why: gr.Markdown | None = None
     run_text: gr.Markdown | None = None
     stale: gr.Markdown | None = None  # the live panel's "the controls moved" note
     measured: gr.State | None = None  # the values the live panel was measured for
     commits: dict[str, gr.Textbox] = field(default_factory=dict)  # per slider (ui_wire.py)
-    view: gr.Textbox | None = None  # the drawn view as a link's query (tabs/share.py)
 
     def clamp_inputs(self) -> list:
         extra = [self.preset, self.measured]
@@ -187,8 +187,8 @@ class TabParts:
         return [*self.comps.values(), present, self.drawn]
 
     def draw_outputs(self) -> list:
-        return [*(x for f in self.figures.values() for x in f), self.drawn,
-                *(x for x in (self.run_text, self.view) if x is not None)]
+        return [*(x for f in self.figures.values() for x in f), self.drawn, self.view,
+                *([self.run_text] if self.run_text is not None else [])]
 
 
 def _follower(c: object) -> bool:
@@ -285,10 +285,8 @@ def tab_draw(parts: TabParts):
         last = drawn if isinstance(drawn, Drawn) else Drawn()
         c = clamp_tab(tab, raw, last.values)
         now = Drawn(values=dict(c.values), figures=dict(last.figures))
-        first: dict = {parts.drawn: now}
-        if parts.view is not None:  # what a reload of the page opens (assets/lab_head.html)
-            first[parts.view] = link_query(tab, c.values) + (f"&{PRESENT_KEY}=1" if present
-                                                             else "")
+        view = link_query(tab, c.values) + (f"&{PRESENT_KEY}=1" if present else "")
+        first: dict = {parts.drawn: now, parts.view: view}
         if tab.run is not None and parts.run_text is not None:
             params = run_params(tab, c.values)
             if last.values is None or run_params(tab, last.values) != params:

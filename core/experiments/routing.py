@@ -128,9 +128,9 @@ def choice(s: Setting) -> MomentChoice:
     lift = float(prior_lift(scores, s.route.lam)[1][0, 0]) if s.route.method == "cache_prior" \
         else 0.0
     return MomentChoice(ids=ids, kinds=tuple(KINDS[int(c)] for c in sel.kind[0]),
-                  before=tuple((picked / picked.sum()).tolist()),
-                  after=tuple(sel.weights[0].tolist()), swaps=int(sel.swaps[0]),
-                  window=int(sel.window[0]), log_lift=lift)
+                        before=tuple((picked / picked.sum()).tolist()),
+                        after=tuple(sel.weights[0].tolist()), swaps=int(sel.swaps[0]),
+                        window=int(sel.window[0]), log_lift=lift)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
