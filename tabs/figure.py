@@ -18,8 +18,9 @@ from matplotlib.figure import Figure
 from tabs.projector import (
     PLAIN,
     PRESENT_SCALE,
+    Arrangement,
     Projector,
-    arranged,
+    arranged_by,
     brief,
     finish,
     is_presenting,
@@ -29,8 +30,8 @@ from tabs.projector import (
 )
 
 # Presentation mode lives in tabs/projector.py; figure modules import it from here.
-__all__ = ["PRESENT_SCALE", "Projector", "arranged", "brief", "is_presenting", "presenting",
-           "shorten"]
+__all__ = ["PRESENT_SCALE", "Arrangement", "Projector", "arranged_by", "brief", "is_presenting",
+           "presenting", "shorten"]
 
 STYLE_PATH = Path(__file__).resolve().parent.parent / "assets" / "lab.mplstyle"
 DPI = 100

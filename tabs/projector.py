@@ -11,18 +11,22 @@ does so in normal mode only) and restyles it for a projector:
   every other text at PRESENT_TEXT_PT: 19-22 CSS px at 980 px wide, >= 14 pt;
 - legends: where the figure declares it (Projector.legends), gathered into one legend above
   or below the panels, in as many columns as fit, with short handles;
+- arrangement: a figure that needs another arrangement on a projector (a 2 x 2 grid for three
+  panels side by side, a label on the other side of its point, more headroom for a legend)
+  declares both as data, an Arrangement, and draws with the current mode's (arranged_by);
 then, after a first layout: titles and axis labels wrap to their panel, free texts at the
 canvas edge, and number-like tick labels that would touch are thinned to every k-th one.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, TypeVar
 from weakref import WeakKeyDictionary
 
 from matplotlib.artist import Artist
@@ -44,7 +48,8 @@ LEGEND_ROOM = 0.98  # a gathered legend spans at most this fraction of the canva
 _PRESENTING: ContextVar[bool] = ContextVar("presenting", default=False)
 _BRIEF: WeakKeyDictionary[Figure, dict[str, str]] = WeakKeyDictionary()
 _SHORTER: WeakKeyDictionary[Figure, list[tuple[Text, str]]] = WeakKeyDictionary()
-T = TypeVar("T")
+L = TypeVar("L")  # a figure's layout record
+R = TypeVar("R")
 _NUMBER_LIKE = re.compile(r"^\S{0,2}[−\-+]?\d[\d.,]*(?:e[−\-+]?\d+)?\s?\S{0,4}$")
 
 
@@ -82,10 +87,40 @@ class Projector:
 PLAIN = Projector()
 
 
-def arranged(normal: T, projector: T) -> T:
-    """The arrangement a figure declares for each mode (a record of card positions, a grid
-    shape): the projector's under presenting(). For layouts only; words go through brief()."""
-    return projector if _PRESENTING.get() else normal
+@dataclass(frozen=True)
+class Arrangement(Generic[L]):
+    """Where a figure puts things, in each mode: two records of one kind (card positions, a
+    grid shape, an axis's headroom, a label's side), declared beside the figure as data. The
+    draw function reads the current mode's record (arranged_by) and never asks the mode.
+    For layout only: words go through brief(), text sizes through the style layer."""
+
+    normal: L
+    projector: L
+
+    def __post_init__(self) -> None:
+        if type(self.normal) is not type(self.projector):
+            raise TypeError(f"an Arrangement's two records are of one kind, got "
+                            f"{type(self.normal).__name__} and {type(self.projector).__name__}")
+
+    def now(self) -> L:
+        """The record for the current mode: the projector's under presenting()."""
+        return self.projector if _PRESENTING.get() else self.normal
+
+
+def arranged_by(arrangement: Arrangement[L]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Decorate a figure's draw function `fn(*params, lay)`: the decorated function takes the
+    params alone and draws with `lay`, `arrangement`'s record for the current mode. The
+    arrangement stays readable on it (FigureSpec.arrangement)."""
+
+    def wrap(fn: Callable[..., R]) -> Callable[..., R]:
+        @functools.wraps(fn)
+        def draw(*args: object, **kwargs: object) -> R:
+            return fn(*args, **kwargs, lay=arrangement.now())
+
+        draw.arrangement = arrangement  # type: ignore[attr-defined]
+        return draw
+
+    return wrap
 
 
 def brief(owner: Artist | Figure, normal: str, short: str) -> str:

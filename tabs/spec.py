@@ -8,7 +8,8 @@ from pathlib import Path
 
 from tabs.controls import Control, Slider, validate_all
 from tabs.figure import FigureResult
-from tabs.lazy import lazy
+from tabs.lazy import Lazy, lazy
+from tabs.projector import Arrangement
 
 LESSONS = Path(__file__).resolve().parent.parent / "assets" / "lessons"
 
@@ -25,6 +26,13 @@ class FigureSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fn", lazy(self.fn))
+
+    @property
+    def arrangement(self) -> Arrangement | None:
+        """What the figure arranges differently on a projector (tabs/projector.py), if
+        anything: declared by its draw function (arranged_by). Imports the figure module."""
+        fn = self.fn.resolve() if isinstance(self.fn, Lazy) else self.fn
+        return getattr(fn, "arrangement", None)
 
 
 # A measurement's progress: (rounds done, rounds in all, what a round times).

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from core.experiments.cache_policies import check_geometry, curves
 from core.experts.policies import POLICIES
 from tabs.cache_policies.common import POLICY_STYLE, SHORT_LABEL, plot_policies
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
+from tabs.figure import (
+    Arrangement,
+    FigureResult,
+    Projector,
+    arranged_by,
+    brief,
+    lab_figure,
+    shorten,
+)
 from tabs.palette import ROLE
 
 UNIFORM = "LRU with uniform i.i.d. routing (no locality): ≈ C / E"
@@ -17,8 +27,20 @@ LOOK = Projector(words={**{POLICY_STYLE[p]["label"]: SHORT_LABEL[p] for p in POL
                         "hit rate (% of gets)": "hit rate (%)"})
 
 
+@dataclass(frozen=True, kw_only=True)
+class CurveLayout:
+    floor_note: dict[str, str]  # how the top-k floor's note, read up, is anchored at its x
+
+
+# presenting: texts wrap, which anchors a rotated text at its ha end, so the floor's note starts
+# at its left (bottom) end and reads up, the room matplotlib's wrap measures
+CURVE = Arrangement(normal=CurveLayout(floor_note={"ha": "right", "rotation_mode": "default"}),
+                    projector=CurveLayout(floor_note={"ha": "left", "rotation_mode": "anchor"}))
+
+
+@arranged_by(CURVE)
 def policy_hit_rate_curve(skew: float, persistence: float, topk: int, n_experts: int,
-                          tokens: int, seed: int) -> FigureResult:
+                          tokens: int, seed: int, *, lay: CurveLayout) -> FigureResult:
     check_geometry(topk, n_experts)
     caps, rates, ceiling = curves(tokens, n_experts, topk, skew, persistence, seed)
     floor = topk + 1
@@ -26,13 +48,9 @@ def policy_hit_rate_curve(skew: float, persistence: float, topk: int, n_experts:
         ax = fig.subplots()
         ax.axvspan(0, floor, color=ROLE["empty"], lw=0, zorder=0)
         ax.axvline(floor, color=ROLE["annotation"], lw=1.0)
-        # presenting: texts wrap, which anchors a rotated text at its ha end, so the note
-        # starts at its left (bottom) end and reads up, the room matplotlib's wrap measures
         shorten(ax.text(floor - 0.3, 3, f"top-k floor: C ≥ top-k + 1 = {floor} (smaller "
                         "caches fail init)", va="bottom", rotation=90, fontsize=7.5,
-                        color=ROLE["annotation"],
-                        **arranged({"ha": "right", "rotation_mode": "default"},
-                                   {"ha": "left", "rotation_mode": "anchor"})),
+                        color=ROLE["annotation"], **lay.floor_note),
                 f"C ≥ top-k + 1 = {floor}")
         e = np.linspace(0, n_experts, 50)
         ax.plot(e, np.minimum(100 * e / n_experts, 100 * ceiling), color=ROLE["neutral"],

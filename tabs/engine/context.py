@@ -6,6 +6,7 @@ toy and K3 dims, with the crossover marked; right, the crossover against P."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -16,9 +17,10 @@ from core.model.manifest import shipped_dims as dims
 from tabs.axes import plain_log
 from tabs.engine.common import RANKS
 from tabs.figure import (
+    Arrangement,
     FigureResult,
     Projector,
-    arranged,
+    arranged_by,
     brief,
     is_presenting,
     lab_figure,
@@ -80,7 +82,20 @@ LOOK = Projector(words={**dict(zip(LABELS, SHORT, strict=True)),
                  legends=("hide", "keep"))
 
 
-def _volume(ax, geo: CPGeometry, P: int, first: bool) -> dict[str, float]:
+@dataclass(frozen=True, kw_only=True)
+class CPLayout:
+    tokens_every: int  # token axes: a tick at every n-th power of two
+    ranks_every: int  # the ranks axis: a tick at every n-th power of two
+    dot_texts: str  # T* and crossover values: a "set" side of their dots, or the one with "room"
+
+
+# A projector: fewer ticks for the larger tick labels; T* alone (shorten) and each crossover
+# value on the side of its dot with room (not into the tick labels or off the plot)
+CP = Arrangement(normal=CPLayout(tokens_every=2, ranks_every=1, dot_texts="set"),
+                 projector=CPLayout(tokens_every=4, ranks_every=2, dot_texts="room"))
+
+
+def _volume(ax, geo: CPGeometry, P: int, first: bool, lay: CPLayout) -> dict[str, float]:
     lo, hi = TOKENS[geo.name]
     T = np.unique(np.geomspace(lo, hi, 49).astype(int))
     sw = cp_sweep(geo, P, tuple(int(t) for t in T))
@@ -95,17 +110,17 @@ def _volume(ax, geo: CPGeometry, P: int, first: bool) -> dict[str, float]:
     y = float(sw.points[0].kda)
     ax.axvline(x, color=ROLE["annotation"], ls="--", lw=0.9)
     ax.plot([x], [y], "o", color=ROLE["annotation"], ms=6, zorder=4)
-    # a projector: T* alone, on the side of the dot with room (not into the tick labels or
-    # off the plot)
-    right = math.log(x / lo) / math.log(hi / lo) < 0.55
-    side = {"xytext": (6, -6), "ha": "left", "va": "top"} if right else \
-        {"xytext": (-6, 6), "ha": "right", "va": "bottom"}
+    if lay.dot_texts == "room":
+        right = math.log(x / lo) / math.log(hi / lo) < 0.55
+        side = {"xytext": (6, -6), "ha": "left", "va": "top"} if right else \
+            {"xytext": (-6, 6), "ha": "right", "va": "bottom"}
+    else:
+        side = {"xytext": (-8, 12), "ha": "right"}
     shorten(ax.annotate(f"crossover\nT* = {x:,.0f} tokens", (x, y), textcoords="offset points",
-                        fontsize=8, color=ROLE["annotation"],
-                        **arranged({"xytext": (-8, 12), "ha": "right"}, side)),
+                        fontsize=8, color=ROLE["annotation"], **side),
             f"T* = {x:,.0f}")
     ax.set_xlim(lo, hi)
-    _tokens_axis(ax.xaxis, lo, hi, every=arranged(2, 4))
+    _tokens_axis(ax.xaxis, lo, hi, every=lay.tokens_every)
     ylo = min(sw.points[0].kda_scan, mla[0]) / 4
     yhi = max(kda[-1], mla[-1]) * 4
     ax.set_ylim(ylo, yhi)
@@ -122,7 +137,7 @@ def _volume(ax, geo: CPGeometry, P: int, first: bool) -> dict[str, float]:
             "mla_bytes_per_token": float(geo.mla_bytes_per_token)}
 
 
-def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int) -> dict[str, float]:
+def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int, lay: CPLayout) -> dict[str, float]:
     ranks = np.unique(np.geomspace(RANKS[0], RANKS[1], 40).astype(int))
     out = {}
     for geo in geos:
@@ -136,17 +151,16 @@ def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int) -> dict[str, float]:
             ax.annotate(geo.name, (ranks[0], xs[0]), xytext=(3, 12), textcoords="offset points",
                         fontsize=8, color=GEO_COLOR[geo.name], ha="left", va="bottom")
         below = {"xytext": (6, -4), "ha": "left", "va": "top"}
-        # a projector: the value on the side of the dot with room
-        ax.annotate(f"{here:,.0f}", (P, here), textcoords="offset points", fontsize=8,
-                    **arranged(below, {"xytext": (-6, 6), "ha": "right", "va": "bottom"}
-                               if P >= 16 else below))
+        side = {"xytext": (-6, 6), "ha": "right", "va": "bottom"} \
+            if lay.dot_texts == "room" and P >= 16 else below
+        ax.annotate(f"{here:,.0f}", (P, here), textcoords="offset points", fontsize=8, **side)
         out[geo.name] = here
     ax.axvline(P, color=ROLE["annotation"], ls="--", lw=0.9)
     ax.set_xlim(RANKS[0], RANKS[1])
-    plain_log(ax.xaxis, RANKS[0], RANKS[1], base=2, every=arranged(1, 2))
+    plain_log(ax.xaxis, RANKS[0], RANKS[1], base=2, every=lay.ranks_every)
     lo, hi = 2.0**8, 2.0**22
     ax.set_ylim(lo, hi)
-    _tokens_axis(ax.yaxis, lo, hi, every=arranged(2, 4))
+    _tokens_axis(ax.yaxis, lo, hi, every=lay.tokens_every)
     ax.set_xlabel("ranks P")
     ax.set_ylabel("crossover T* (tokens, per layer)")
     ax.set_title("Crossover vs ranks", loc="left", y=1.0)
@@ -179,15 +193,16 @@ def _place(fig, panels: tuple[Axes, Axes, Axes], ranks: int) -> None:
         put((fixed + edge - RIGHT - tail) / (2 * RATIO + at))
 
 
-def engine_cp(ranks: int) -> FigureResult:
+@arranged_by(CP)
+def engine_cp(ranks: int, *, lay: CPLayout) -> FigureResult:
     toy, k3 = geometries()
     # normal mode: fixed margins (placed by _place): constrained layout was ~30% of a redraw
     with lab_figure(4.6, look=LOOK,
                     place=lambda fig: _place(fig, tuple(fig.axes), ranks)) as fig:
         a, b, c = fig.subplots(1, 3, width_ratios=[1.15, 1.15, 0.8])
-        m_toy = _volume(a, toy, ranks, first=True)
-        m_k3 = _volume(b, k3, ranks, first=False)
-        _crossovers(c, (toy, k3), ranks)
+        m_toy = _volume(a, toy, ranks, first=True, lay=lay)
+        m_k3 = _volume(b, k3, ranks, first=False, lay=lay)
+        _crossovers(c, (toy, k3), ranks, lay)
         handles, labels = a.get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncol=3)
     metrics: dict[str, float | int] = {"ranks": ranks}

@@ -4,6 +4,8 @@ rollback. Bottom, the bytes each rollback moved (a window kept whole moves nothi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
@@ -13,7 +15,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from core.experiments.engine import run
 from core.model.manifest import shipped_dims as dims
 from tabs.engine.common import MAX_PASSES
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.units import KIB, fmt_bytes
 
@@ -24,6 +26,17 @@ DIM = 0.78  # white veil over the passes still to come
 KEYS = {"pending token (always kept)": "pending", "accepted draft": "accepted",
         "rejected draft": "rejected", "replayed after the rollback": "replayed",
         "window kept whole: nothing moved": "kept whole"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TimelineLayout:
+    thin_rows_past: int | None  # more drafts than this: every other draft row named; None: all
+
+
+# a projector: the draft rows named by number alone (the look's words), every other one past 5;
+# the pass range goes below (the x label)
+TIMELINE = Arrangement(normal=TimelineLayout(thin_rows_past=None),
+                       projector=TimelineLayout(thin_rows_past=5))
 
 
 def shown_passes(step: int, n: int) -> tuple[int, str]:
@@ -39,7 +52,9 @@ def _veil(ax, k: int, n: int) -> None:
     ax.axvspan(k - 1.5, k - 0.5, fill=False, ec=ROLE["reference"], lw=2.0, zorder=5)
 
 
-def engine_timeline(draft_len: int, kind: str, step: int = MAX_PASSES) -> FigureResult:
+@arranged_by(TIMELINE)
+def engine_timeline(draft_len: int, kind: str, step: int = MAX_PASSES, *,
+                    lay: TimelineLayout) -> FigureResult:
     r, g = run(kind, draft_len), draft_len
     passes = r.passes
     n = len(passes)
@@ -64,9 +79,8 @@ def engine_timeline(draft_len: int, kind: str, step: int = MAX_PASSES) -> Figure
         top.grid(False)
         top.set_xlim(-0.5, n - 0.5)
         top.set_ylim(-0.5, g + 0.5)
-        # a projector: draft numbers alone (every other one past 5), the pass range below
-        every = 2 if g > 5 else 1
-        rows = arranged(list(range(g + 1)), [0] + list(range(every, g + 1, every)))
+        every = 2 if lay.thin_rows_past is not None and g > lay.thin_rows_past else 1
+        rows = [0] + list(range(every, g + 1, every))
         top.set_yticks(rows, ["pending"] + [f"draft {i}" for i in rows[1:]])
         top.set_ylabel(brief(top, "window position", "draft"))
         top.set_title(brief(top, f"{kind}, gamma {g}, {words}; in all {r.accepted} of "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
@@ -12,7 +14,15 @@ from core.experts.scenarios import EXPERT_BYTES
 from core.experts.scenarios.progress import progress
 from tabs.expert_cache.common import FS, legible, tint
 from tabs.expert_cache.slot_map import where_words
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
+from tabs.figure import (
+    Arrangement,
+    FigureResult,
+    Projector,
+    arranged_by,
+    brief,
+    lab_figure,
+    shorten,
+)
 from tabs.palette import ROLE
 
 PENDING = tint("prefetch", 0.55)  # pale blue, as pending slots on the slot map
@@ -34,8 +44,24 @@ PRESENT_WORDS = {"res": "hits_resident", "pre": "hits_prefetched", "miss": "miss
 LOOK = Projector(words={WORDS[k]: PRESENT_WORDS[k] for k in WORDS})
 
 
+@dataclass(frozen=True, kw_only=True)
+class CountersLayout:
+    y_bins: int  # ticks on each panel's count axis, at most
+    legend_spacing: float  # between a legend's entries (font sizes)
+    all_windows_to: int  # every window's tick labelled up to this many windows, else every other
+    open_at: str  # "still open": "under" the last shown tick, or "over" the windows to come
+
+
+# a projector: larger labels, so fewer ticks and tighter legends, and "still open" in the empty
+# span of windows to come, not under the ticks
+COUNTERS = Arrangement(
+    normal=CountersLayout(y_bins=4, legend_spacing=0.5, all_windows_to=16, open_at="under"),
+    projector=CountersLayout(y_bins=3, legend_spacing=0.2, all_windows_to=8, open_at="over"))
+
+
+@arranged_by(COUNTERS)
 def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: int,
-                   token: int) -> FigureResult:
+                   token: int, *, lay: CountersLayout) -> FigureResult:
     run = scenario_run(slots, scenario, topk, schedule, seed)
     p = progress(run, token)
     ws = p.windows  # the counters as they stand after the shown steps; later windows absent
@@ -92,26 +118,28 @@ def cache_counters(slots: int, scenario: str, topk: int, schedule: int, seed: in
                 max(ev.max(initial=0), failed.max(initial=0), 1))
         for ax, top, handles in zip((a, b, c), tops, (ha, hb, hc), strict=True):
             ax.set_ylim(0, top * 1.2 + 1)
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=arranged(4, 3)))
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=lay.y_bins))
             ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.05),
-                      fontsize=FS, borderaxespad=0.0, labelspacing=arranged(0.5, 0.2))
+                      fontsize=FS, borderaxespad=0.0, labelspacing=lay.legend_spacing)
             if len(ws) < n_all:  # windows still to come: not drawn yet
                 ax.axvspan(len(ws) - 0.5, n_all - 0.4, color=ROLE["empty"], lw=0, zorder=0)
             legible(ax)
-        every = 1 if n_all <= arranged(16, 8) else 2  # presenting: larger labels
+        every = 1 if n_all <= lay.all_windows_to else 2
         c.set_xticks(np.arange(0, n_all, every), [f"w{i}" for i in range(0, n_all, every)])
         c.set_xlim(-0.6, n_all - 0.4)
-        if not p.complete and ws:  # presenting: in the empty span of windows to come, not
-            # under the ticks
-            panel, x_open, y_open, kw = arranged(
-                (c, len(ws) - 1, -0.17, {"ha": "center"}), (a, len(ws) - 0.4, 0.95, {}))
+        if not p.complete and ws:
+            panel, x_open, y_open, kw = ((c, len(ws) - 1, -0.17, {"ha": "center"})
+                                         if lay.open_at == "under" else
+                                         (a, len(ws) - 0.4, 0.95, {}))
             shorten(panel.text(x_open, y_open, "▲ still open", va="top", fontsize=FS,
                                transform=panel.get_xaxis_transform(), color=ROLE["annotation"],
                                **kw), f"◀ w{len(ws) - 1} still open")
+        # the x label clears a "still open" under the ticks (over them: matplotlib's pad)
+        pad = (16 if not p.complete else 4) if lay.open_at == "under" else None
         c.set_xlabel(brief(c, f"counter window (the counters reset between windows); {slots} "
                            f"slots, top-{topk}",
                            f"window; {check} bytes_read = {EXPERT_BYTES:,} B × published loads"),
-                     labelpad=arranged(16 if not p.complete else 4, None))
+                     labelpad=pad)
     metrics = {
         "token": token, "steps_shown": p.shown, "complete": p.complete,
         "windows": len(ws), "hits_resident": int(res.sum()), "hits_prefetched": int(pre.sum()),

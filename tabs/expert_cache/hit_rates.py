@@ -7,13 +7,15 @@ window, before eviction; the exact counters classify each hit when it happens in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.patches import Patch
 
 from core.experiments.expert_cache import scenario_run
 from core.experts.scenarios import SCENARIOS, run_totals, window_rates
 from tabs.expert_cache.common import FS, legible, tint
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 
 AGG = {"color": "white", "edgecolor": ROLE["reference"], "hatch": "....", "linewidth": 0.8}
@@ -21,7 +23,28 @@ PREFETCHED = tint("prefetch", 0.3)
 WRONG = tint("miss", 0.85)  # faint band behind a window whose aggregate is wrong
 
 
-def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: int) -> FigureResult:
+@dataclass(frozen=True, kw_only=True)
+class HitRatesLayout:
+    no_gets: dict  # the rotated "no gets" note's anchor, over a window with no gets
+    rates_top: float  # the hit-rate axis's top, in %: room for the "±n" labels above 100
+    rates_title_pad: float | None  # the hit rates' title over the "±n"; None: matplotlib's pad
+    scenarios_title: dict  # the scenarios' title's pad and x: over the tick labels and legend
+
+
+# a projector: texts wrap, which anchors a rotated text at its ha end, so "no gets" starts at
+# its bottom end and reads up; room for "−n\n(<0)" above 100; the legends gathered below, so
+# the scenarios' title stays over its axes (normal: over the tick labels, above the legend)
+HIT_RATES = Arrangement(
+    normal=HitRatesLayout(no_gets={"ha": "center", "va": "bottom", "rotation_mode": "default"},
+                          rates_top=118, rates_title_pad=8,
+                          scenarios_title={"pad": 28, "x": -0.42}),
+    projector=HitRatesLayout(no_gets={"ha": "left", "va": "center", "rotation_mode": "anchor"},
+                             rates_top=130, rates_title_pad=None, scenarios_title={}))
+
+
+@arranged_by(HIT_RATES)
+def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: int, *,
+                    lay: HitRatesLayout) -> FigureResult:
     run = scenario_run(slots, scenario, topk, schedule, seed)
     ws = run.windows
     x = np.arange(len(ws))
@@ -54,17 +77,15 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
                     label += "\n(<0)"
                 ax.text(i, 102, label, ha="center", va="bottom", fontsize=FS, fontweight="bold",
                         color=ROLE["miss"], linespacing=0.9)
-            elif not win.requests:  # presenting: texts wrap, which anchors a rotated text
-                # at its ha end, so the note starts at its bottom end and reads up
+            elif not win.requests:
                 ax.text(i, 3, "no gets", fontsize=FS, rotation=90, color=ROLE["annotation"],
-                        **arranged({"ha": "center", "va": "bottom", "rotation_mode": "default"},
-                                   {"ha": "left", "va": "center", "rotation_mode": "anchor"}))
+                        **lay.no_gets)
         ax.bar(x - w / 2, agg, w, label=labels[0], **AGG)
         ax.bar(x + w / 2, res, w, color=ROLE["hit"], label=labels[1])
         ax.bar(x + w / 2, pre, w, bottom=res, color=PREFETCHED, label=labels[2])
         ax.set_xticks(x, [f"w{i}" for i in x])
         ax.set_xlim(-0.6, len(ws) - 0.4)
-        ax.set_ylim(0, arranged(118, 130))  # projector: room for "−n\n(<0)" above 100
+        ax.set_ylim(0, lay.rates_top)
         ax.set_yticks(range(0, 101, 25))
         ax.set_ylabel("% of the window's gets")
         ax.set_xlabel("counter window (the counters reset between windows)")
@@ -79,7 +100,7 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
                            f"{scenario}: naive wrong in {total.wrong_windows} of "
                            f"{total.windows_with_gets} windows; {total.rates.aggregate:.0f}% "
                            f"naive vs {total.rates.exact_resident:.0f}% exact"),
-                     loc="left", fontsize=11, pad=arranged(8, None))
+                     loc="left", fontsize=11, pad=lay.rates_title_pad)
         legible(ax)
     metrics: dict[str, int | float | str | bool] = {
         "scenario": scenario, "windows": len(ws), "windows_with_gets": total.windows_with_gets,
@@ -91,8 +112,9 @@ def cache_hit_rates(slots: int, scenario: str, topk: int, schedule: int, seed: i
     return FigureResult(fig, metrics)
 
 
-def cache_scenarios(slots: int, scenario: str, topk: int, schedule: int,
-                    seed: int) -> FigureResult:
+@arranged_by(HIT_RATES)
+def cache_scenarios(slots: int, scenario: str, topk: int, schedule: int, seed: int, *,
+                    lay: HitRatesLayout) -> FigureResult:
     totals = {name: run_totals(scenario_run(slots, name, topk, schedule, seed))
               for name in SCENARIOS}
     names = list(totals)
@@ -128,7 +150,7 @@ def cache_scenarios(slots: int, scenario: str, topk: int, schedule: int,
                            "when each prefetch is used once, in its window",
                            f"{slots} slots, top-{topk}: naive = exact only if each prefetch is "
                            "used once, in its window"), loc="left", fontsize=10,
-                     **arranged({"pad": 28, "x": -0.42}, {}))
+                     **lay.scenarios_title)
         ax.legend(loc="lower left", bbox_to_anchor=(-0.42, 1.0), ncol=3, fontsize=FS,
                   borderaxespad=0.2, columnspacing=1.2)
         legible(ax)

@@ -5,6 +5,7 @@ or failed to read (evictions, wasted prefetches, failed reads, the shard cut).""
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.collections import PolyCollection
@@ -17,15 +18,13 @@ from matplotlib.transforms import Affine2D, ScaledTranslation
 from core.experiments.expert_cache import scenario_run
 from core.experts.scenarios.progress import Progress, progress
 from tabs.expert_cache.common import FS, cell_role, legible, tint
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 
 IDLE_TINT = 0.55  # slots not touched in a step are drawn lighter
 FUTURE = (0.985, 0.985, 0.985)  # steps after the shown token: not drawn yet
 KIND_LETTER = {"prefetch": "P", "consume": "G", "warm": "W"}
-GRID = {"height_ratios": [3.2, 1], "left": 0.075, "right": 0.79, "top": 0.9, "bottom": 0.13,
-        "hspace": 0.3}
-PRESENT_RATIOS = [2.6, 1]  # projector: the events panel keeps room for its larger text
+GRID = {"left": 0.075, "right": 0.79, "top": 0.9, "bottom": 0.13, "hspace": 0.3}
 # projector: both legends gathered in rows above the map, in short words
 LOOK = Projector(words={
     "loaded by a miss": "miss", "loaded ahead,\nnot yet used": "ahead, unused",
@@ -37,6 +36,27 @@ ID_PT = 8.5  # expert ids in the cells: at most this size (points) ...
 ID_FILL = 0.5 / 0.72  # ... and at most this fraction of a cell's width
 WINDOW_LABEL_PT = 15.84  # a window narrower than this (points) gets no "w3" label
 GROUP_PT_PER_CHAR, GROUP_PT = 5.76, 2.88  # a group narrower than its name (points): unnamed
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlotMapLayout:
+    height_ratios: tuple[float, float]  # the map's height against the events panel's
+    map_width: float  # the map's width, as a fraction of the figure's (sizes its cells)
+    event_ticks: str  # the events axis's ticks: "spaced" (about three), or its "ends" alone
+    rows_in: str  # step letters, group names: in "axes" fractions of the panel, or "points"
+    rows_below: tuple[float, float]  # how far under the events panel the letters, the names sit
+    steps_pad: float  # the step axis's label, under the letters and names (points)
+
+
+# a projector: the events panel keeps room for its larger text; the plot spans about the whole
+# width (the legends in rows above it); the panel's height is not the normal one, so the letters
+# and names under it sit at offsets in points
+SLOT_MAP = Arrangement(
+    normal=SlotMapLayout(height_ratios=(3.2, 1), map_width=GRID["right"] - GRID["left"],
+                         event_ticks="spaced", rows_in="axes", rows_below=(0.12, 0.24),
+                         steps_pad=34),
+    projector=SlotMapLayout(height_ratios=(2.6, 1), map_width=0.9, event_ticks="ends",
+                            rows_in="points", rows_below=(9, 17), steps_pad=30))
 
 
 def where_words(run, p: Progress) -> str:
@@ -53,8 +73,9 @@ def where_words(run, p: Progress) -> str:
     return f"up to {at}: step {p.shown} of {p.total}"
 
 
+@arranged_by(SLOT_MAP)
 def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: int,
-                   token: int) -> FigureResult:
+                   token: int, *, lay: SlotMapLayout) -> FigureResult:
     run = scenario_run(slots, scenario, topk, schedule, seed)
     p = progress(run, token)
     steps, n, shown = run.steps, run.slots, p.shown
@@ -66,9 +87,8 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
     # normal mode: fixed margins (the grid's): constrained layout costs 100s of ms
     with lab_figure(6.0, look=LOOK, fixed=True) as fig:
         ax, ev = fig.subplots(2, 1, sharex=True, gridspec_kw={
-            **GRID, "height_ratios": arranged(GRID["height_ratios"], PRESENT_RATIOS)})
-        # presenting, the plot spans about the whole width (the legend in rows above it)
-        axes_pt = fig.get_figwidth() * 72 * arranged(GRID["right"] - GRID["left"], 0.9)
+            **GRID, "height_ratios": lay.height_ratios})
+        axes_pt = fig.get_figwidth() * 72 * lay.map_width
         cell_pt = axes_pt / len(steps)
         ax.imshow(img, aspect="auto", extent=(-0.5, len(steps) - 0.5, n - 0.5, -0.5))
         ax.grid(False)
@@ -94,7 +114,7 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
         where = where_words(run, p)
         ax.set_title(brief(ax, f"Slot map, {scenario}: {n} slots, top-{topk}; {where}",
                            f"{scenario}, {n} slots, top-{topk}: {where}"), pad=20)
-        counts = _events(ev, run, shown, cell_pt)
+        counts = _events(ev, run, shown, cell_pt, lay)
         ax.legend(handles=_legend(), loc="upper left", bbox_to_anchor=(1.01, 1.0),
                   fontsize=FS, handlelength=1.4, borderaxespad=0.0)
         legible(ax)
@@ -117,7 +137,7 @@ def cache_slot_map(slots: int, scenario: str, topk: int, schedule: int, seed: in
     return FigureResult(fig, metrics)
 
 
-def _events(ax, run, shown: int, cell_pt: float) -> dict[str, int]:
+def _events(ax, run, shown: int, cell_pt: float, lay: SlotMapLayout) -> dict[str, int]:
     """Per step: evictions after use, wasted prefetches, reads that never completed."""
     steps = run.steps
     x = np.arange(shown)
@@ -137,12 +157,13 @@ def _events(ax, run, shown: int, cell_pt: float) -> dict[str, int]:
     if shown < len(steps):
         ax.axvspan(shown - 0.5, len(steps) - 0.5, color=FUTURE, lw=0, zorder=0)
     ax.set_ylim(0, top * 1.2)
-    ax.set_yticks(arranged(range(0, top + 1, max(1, (top + 2) // 3)), (0, top)))
+    ax.set_yticks(range(0, top + 1, max(1, (top + 2) // 3)) if lay.event_ticks == "spaced"
+                  else (0, top))
     ax.set_ylabel("slots")
     ax.set_title("What each step threw away or could not read", fontsize=10)
     ax.legend(handles=_event_handles(), loc="upper left", bbox_to_anchor=(1.01, 1.15),
               fontsize=FS, borderaxespad=0.0)
-    _groups(ax, run, cell_pt)
+    _groups(ax, run, cell_pt, lay)
     return {"failed": int(failed.sum())}
 
 
@@ -202,16 +223,15 @@ def _windows(ax, run, shown: int, cell_pt: float) -> None:
                     fontsize=FS, color=ROLE["annotation"])
 
 
-def _groups(ax, run, cell_pt: float) -> None:
+def _groups(ax, run, cell_pt: float, lay: SlotMapLayout) -> None:
     """Step letters (P, G, W) under each column and group names (probe, t1, c2) under those
-    (offsets in points under presenting, where the panel's height is not the normal one)."""
-    def below(pt: float):
-        return ax.get_xaxis_transform() + ScaledTranslation(0, -pt / 72,
-                                                            ax.figure.dpi_scale_trans)
-    # (transform, y) of the letters and of the names
-    (letters, letter_y), (names, name_y) = arranged(
-        ((ax.get_xaxis_transform(), -0.12), (ax.get_xaxis_transform(), -0.24)),
-        ((below(9), 0), (below(17), 0)))
+    (lay.rows_in: at fractions of the panel's height, or at offsets in points)."""
+    def below(d: float):  # (transform, y) of a row d under the panel
+        if lay.rows_in == "points":
+            return ax.get_xaxis_transform() + ScaledTranslation(0, -d / 72,
+                                                                ax.figure.dpi_scale_trans), 0
+        return ax.get_xaxis_transform(), -d
+    (letters, letter_y), (names, name_y) = (below(d) for d in lay.rows_below)
     for kind, letter in KIND_LETTER.items():
         xs = [st.index for st in run.steps if st.kind == kind]
         if xs:  # one marker artist per letter: fifty tick labels cost ~100 ms
@@ -227,7 +247,7 @@ def _groups(ax, run, cell_pt: float) -> None:
                     ha="center", va="top", fontsize=FS, color=ROLE["annotation"])
     ax.tick_params(axis="x", bottom=False, labelbottom=False)
     ax.set_xlabel("step: P = a batch (get_many), G = gets in router order, W = warm + pin",
-                  labelpad=arranged(34, 30))
+                  labelpad=lay.steps_pad)
 
 
 def _legend() -> list:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -9,7 +11,15 @@ from matplotlib.patches import Patch
 
 from core.experiments.fleet_ring import REMOVED, SWEEP_V
 from core.fleet.spread_arrays import removal_sweep, removal_view
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, snap_layout
+from tabs.figure import (
+    Arrangement,
+    FigureResult,
+    Projector,
+    arranged_by,
+    brief,
+    lab_figure,
+    snap_layout,
+)
 from tabs.fleet_ring.common import cluster_colors, cluster_labels
 from tabs.palette import ROLE
 
@@ -24,6 +34,17 @@ RATIO = 1.1
 # bars), shorter titles and axis labels, the count alone in c0's empty bar
 LOOK = Projector(words={"vnodes per cluster V (log scale)": "vnodes per cluster V"},
                  legends="below")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemovalLayout:
+    bars_headroom: float  # the bars' axis top, as a multiple of the tallest bar
+
+
+# A projector: the bars' legend joins the one below both panels, so the room above the bars
+# that normal mode keeps for it goes to the bars.
+REMOVAL = Arrangement(normal=RemovalLayout(bars_headroom=1.5),
+                      projector=RemovalLayout(bars_headroom=1.1))
 
 
 def _tick_chars(ax: Axes) -> int:
@@ -42,7 +63,9 @@ def _place(fig: Figure) -> None:
     sweep.set_position([RIGHT - w2, BOTTOM, w2, HEIGHT])
 
 
-def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> FigureResult:
+@arranged_by(REMOVAL)
+def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int, *,
+                       lay: RemovalLayout) -> FigureResult:
     r = removal_view(clusters, vnodes, sessions, REMOVED, seed)
     sweep_v = removal_sweep(clusters, SWEEP_V, sessions, REMOVED, seed)
     fractions, shares = sweep_v.moved_fraction, sweep_v.removed_share
@@ -63,7 +86,7 @@ def fleet_ring_removal(vnodes: int, clusters: int, sessions: int, seed: int) -> 
                   brief(bars, f"{int(r.after[REMOVED])}\nrouted\nhere", f"{int(r.after[REMOVED])}"),
                   ha="center", va="center", fontsize=7, color=ROLE["reference"])
         bars.axhline(fair, color=ROLE["reference"], ls=":", lw=1, label="fair share S/N")
-        ymax = max(float((kept + r.gained).max()), float(r.before.max())) * arranged(1.5, 1.1)
+        ymax = max(float((kept + r.gained).max()), float(r.before.max())) * lay.bars_headroom
         bars.set_ylim(0, ymax)
         bars.set_xlim(-0.6, clusters - 0.4)
         bars.set_xticks(x, cluster_labels(clusters), fontsize=8 if clusters <= 12 else 7)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from core.experiments.fleet_ring import DRAWS, SEED_VNODES, SWEEP_V
@@ -9,7 +11,15 @@ from core.fleet.metrics import load_stats
 from core.fleet.ring_arrays import keyspace_shares, ring_view, route_counts, session_array
 from core.fleet.spread import noise_floor_cv, rule_of_thumb_cv
 from core.fleet.spread_arrays import session_sweep, share_sweep
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, snap_layout
+from tabs.figure import (
+    Arrangement,
+    FigureResult,
+    Projector,
+    arranged_by,
+    brief,
+    lab_figure,
+    snap_layout,
+)
 from tabs.palette import ROLE
 
 EXACT = "#0072B2"  # this ring's exact keyspace shares
@@ -22,11 +32,24 @@ LOOK = Projector(
     legends="below")
 
 
+@dataclass(frozen=True, kw_only=True)
+class SpreadLayout:
+    naive_x: float  # the "naive design" note's x, as a multiple of its line's V
+    naive_ha: str  # ... and its alignment: "right" ends it left of the line
+
+
+# A projector: the note right of its line, clear of the (larger) y tick labels.
+SPREAD = Arrangement(normal=SpreadLayout(naive_x=0.93, naive_ha="right"),
+                     projector=SpreadLayout(naive_x=1.07, naive_ha="left"))
+
+
 def _mark(ax, v: int, y: float, color: str) -> None:
     ax.plot([v], [y], "o", color=color, ms=7, mec="white", mew=1.2, zorder=5)
 
 
-def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> FigureResult:
+@arranged_by(SPREAD)
+def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int, *,
+                      lay: SpreadLayout) -> FigureResult:
     sweep = share_sweep(clusters, SWEEP_V, DRAWS)
     routed = session_sweep(clusters, SWEEP_V, sessions, seed)
     view = ring_view(clusters, vnodes, seed)
@@ -76,9 +99,8 @@ def fleet_ring_spread(vnodes: int, clusters: int, sessions: int, seed: int) -> F
         left.set_ylabel("CV of load across clusters (std / mean)")
         left.set_title(brief(left, f"Skew falls as 1/√V: CV {share.cv:.2f} at V = {vnodes}",
                              f"CV {share.cv:.2f} at V = {vnodes}"))
-        # a projector: right of its line, clear of the y tick labels
-        left.text(SEED_VNODES * arranged(0.93, 1.07), 0.02, f"naive design: V = {SEED_VNODES}",
-                  color=ROLE["rejected"], fontsize=7, ha=arranged("right", "left"),
+        left.text(SEED_VNODES * lay.naive_x, 0.02, f"naive design: V = {SEED_VNODES}",
+                  color=ROLE["rejected"], fontsize=7, ha=lay.naive_ha,
                   transform=left.get_xaxis_transform())
         left.legend(loc="upper right", fontsize=7)
         right.axhline(1, color=ROLE["reference"], lw=1, ls="--", label="perfectly even")

@@ -1,7 +1,7 @@
 """Figure: per-class budgets under a long burst, measured honestly, beside the wrong P95 that
 counts each rejection as a 2,000,000 s TTFT.
 
-A projector (tabs/projector.py) keeps the three panels but arranges them 2 x 2 (arranged()): the
+A projector (tabs/projector.py) keeps the three panels but arranges them 2 x 2 (BUDGETS): the
 fates top left, a key cell (fate colours, SLO line, scenario) top right in place of the panels'
 own legends, RIGHT and WRONG side by side below; in its words (brief(), shorten()): one-line
 value labels, mode names without their bound, no n= line and no WRONG footnote (the lesson
@@ -25,9 +25,10 @@ from core.fleet.config import DEMO_BUDGET
 from core.fleet.metrics import SEED_SENTINEL, naive_p95_by_class
 from core.fleet.result import SimResult
 from tabs.figure import (
+    Arrangement,
     FigureResult,
     Projector,
-    arranged,
+    arranged_by,
     brief,
     lab_figure,
     shorten,
@@ -56,11 +57,28 @@ FATES = (("hit", "met SLO"), ("miss", "admitted, late"), ("rejected", "rejected"
 # Presentation: a P95 label in a short panel often crosses its SLO line; it stays legible on white.
 LABEL_BOX = {"fc": "white", "ec": "none", "pad": 0.5, "alpha": 0.85}
 FATES_SHORT = {"hit": "met SLO", "miss": "late", "rejected": "rejected"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetsLayout:
+    cells: list[list[str]]  # the panels' cells (subplot_mosaic); "key": the legends' own cell
+    fate_top: float  # the fates' axis top (%): room above 100 for the value labels (and legend)
+    mode_drop_pt: float | None  # mode names this far under the axis (None: under the ticks)
+    label_room: float  # the first pair's P95 labels stay below this fraction of the axis
+    value_box: dict | None  # the P95 value labels' background
+
+
 # The panels' cells: normal mode places its three by hand (RECTS); a projector lays out 2 x 2
-# with a key cell (the panels' legends hidden: fate, key, p95 is the order of the axes legends).
-GRID = ([["fate", "p95", "wrong"]], [["fate", "key"], ["p95", "wrong"]])
-LEGENDS = ("hide", "keep", "hide")
-MODE_DROP_PT = 17  # a projector's mode names sit this far under the axis (its panels are short)
+# with a key cell in place of the panels' legends, so the fates need no room for a legend above
+# and the P95 labels none under one. Its panels are short: the mode names sit a fixed distance
+# under the axis, below the one-line class names, and a P95 label, which often crosses its SLO
+# line, sits on white (LABEL_BOX).
+BUDGETS = Arrangement(
+    normal=BudgetsLayout(cells=[["fate", "p95", "wrong"]], fate_top=140, mode_drop_pt=None,
+                         label_room=LEGEND_FRAC, value_box=None),
+    projector=BudgetsLayout(cells=[["fate", "key"], ["p95", "wrong"]], fate_top=128,
+                            mode_drop_pt=17, label_room=TOP_FRAC, value_box=LABEL_BOX))
+LEGENDS = ("hide", "keep", "hide")  # a projector's: fate, key, p95 is the order of the legends
 
 
 def _x(m: int, k: int) -> float:
@@ -121,20 +139,22 @@ def _bars(runs: tuple[SimResult, ...], long_burst: int, long_budget: int) -> _Ba
                  fate_labels=labels, n_labels=ns, attainments=att, metrics=metrics)
 
 
-def _ticks(ax: Axes, extra: list[str] | None = None) -> None:
+def _ticks(ax: Axes, mode_drop_pt: float | None, extra: list[str] | None = None) -> None:
     """Class names under each bar (plus an optional second line, which a projector leaves out),
-    mode names under each pair."""
+    mode names under each pair (BudgetsLayout.mode_drop_pt)."""
     names = [CLASSES[k] for _ in MODES for k in range(len(CLASSES))]
     if extra:
         names = [brief(ax, f"{n}\n{e}", n) for n, e in zip(names, extra, strict=True)]
     ax.set_xticks(XS, names, fontsize=6.5 if extra else 7)
     ax.set_xlim(-0.55, 2.55)
     ax.grid(False, axis="x")
-    # normal mode: under the tick labels, in axes fractions; a projector's panels are short, so
-    # there the names sit MODE_DROP_PT under the axis, below the one-line class names
-    y, drop = arranged((-0.2 if extra else -0.12, None),
-                       (0.0, ScaledTranslation(0, -MODE_DROP_PT / 72, ax.figure.dpi_scale_trans)))
-    where = ax.get_xaxis_transform() if drop is None else ax.get_xaxis_transform() + drop
+    # under the tick labels, in axes fractions; or, in short panels, mode_drop_pt under the axis
+    if mode_drop_pt is None:
+        y, where = -0.2 if extra else -0.12, ax.get_xaxis_transform()
+    else:
+        y = 0.0
+        where = ax.get_xaxis_transform() + ScaledTranslation(0, -mode_drop_pt / 72,
+                                                              ax.figure.dpi_scale_trans)
     for m, mode in enumerate(MODES):
         ax.text(m, y, brief(ax, MODE_LINES[mode], MODE_SHORT[mode]), ha="center", va="top",
                 fontsize=8, fontweight="bold", linespacing=1.1, transform=where)
@@ -175,7 +195,7 @@ def _short(v: float) -> str:
     return f"{v:.0f}" if v >= 10 else f"{v:.2g}"
 
 
-def _fate(ax: Axes, d: _Bars, long_burst: int, long_budget: int) -> None:
+def _fate(ax: Axes, d: _Bars, long_burst: int, long_budget: int, lay: BudgetsLayout) -> None:
     bottom = np.zeros(len(XS))
     for j, (role, _) in enumerate(FATES):
         ax.bar(XS, d.shares[:, j], W, bottom=bottom, color=ROLE[role], lw=0)
@@ -183,7 +203,7 @@ def _fate(ax: Axes, d: _Bars, long_burst: int, long_budget: int) -> None:
     for x, label, a in zip(XS, d.fate_labels, d.attainments, strict=True):
         shorten(ax.text(x, 101, label, ha="center", va="bottom", fontsize=7, linespacing=1.1),
                 f"{a:.0%}")
-    ax.set_ylim(0, arranged(140, 128))  # a projector: one-line labels and no legend above
+    ax.set_ylim(0, lay.fate_top)
     ax.set_yticks([0, 25, 50, 75, 100])
     ax.set_ylabel(brief(ax, "% of offered requests", ""))
     ax.set_title(brief(ax, "SLO attainment (%), goodput (/s)", "SLO met, % of offered"))
@@ -191,7 +211,7 @@ def _fate(ax: Axes, d: _Bars, long_burst: int, long_budget: int) -> None:
               loc="upper center", ncols=3, fontsize=7, handlelength=1.2, columnspacing=0.8,
               title_fontsize=7, title=f"{long_burst} long requests in {BURST_S[0]:g}-"
                                       f"{BURST_S[1]:g} s, long budget {long_budget}")
-    _ticks(ax)
+    _ticks(ax, lay.mode_drop_pt)
 
 
 def _slo_label(slo: tuple[float, ...]) -> str:
@@ -202,19 +222,17 @@ def _slo_handle(slo: tuple[float, ...]) -> Line2D:
     return Line2D([], [], color=ROLE["reference"], lw=1.5, label=_slo_label(slo))
 
 
-def _p95(ax: Axes, d: _Bars, slo: tuple[float, ...]) -> None:
+def _p95(ax: Axes, d: _Bars, slo: tuple[float, ...], lay: BudgetsLayout) -> None:
     ax.bar(XS, d.p95s, W, color=d.colors)
     ax.hlines(d.slos, XS - W / 2, XS + W / 2, color=ROLE["reference"], lw=1.5)
-    # A projector: the SLO key sits in its own cell, so only the value labels need room.
-    bottom_s, top_s = p95_limits(d.p95s, arranged(LEGEND_FRAC, TOP_FRAC))
+    bottom_s, top_s = p95_limits(d.p95s, lay.label_room)
     for x, v in zip(XS, d.p95s, strict=True):
         if math.isnan(v):
             shorten(ax.text(x, bottom_s * 1.3, "n=0: no latency", ha="center", va="bottom",
                             rotation=90, fontsize=7, color=ROLE["miss"]), "no latency")
         else:
-            # a projector's short panel: a label often crosses its SLO line, so it sits on white
             shorten(ax.text(x, v * LABEL_UP, f"{v:.2f}", ha="center", va="bottom", fontsize=7,
-                            bbox=arranged(None, LABEL_BOX)), _short(v))
+                            bbox=lay.value_box), _short(v))
     ax.set_yscale("log")
     ax.set_ylim(bottom_s, top_s)
     ax.set_yticks(*_decade_ticks(bottom_s, top_s))
@@ -223,10 +241,10 @@ def _p95(ax: Axes, d: _Bars, slo: tuple[float, ...]) -> None:
     ax.set_title(brief(ax, "RIGHT: P95, admitted only", "RIGHT: P95 of admitted"))
     # The tick labels name the classes: the legend only keys the SLO line.
     ax.legend(handles=[_slo_handle(slo)], loc="upper left", fontsize=7)
-    _ticks(ax, d.n_labels)
+    _ticks(ax, lay.mode_drop_pt, d.n_labels)
 
 
-def _wrong(ax: Axes, d: _Bars) -> None:
+def _wrong(ax: Axes, d: _Bars, mode_drop_pt: float | None) -> None:
     ax.bar(XS, d.wrongs, W, color=d.colors, hatch="xx", edgecolor=ROLE["rejected"], lw=0.5)
     for x, bad in zip(XS, d.wrongs, strict=True):
         if bad < SEED_SENTINEL:
@@ -247,11 +265,11 @@ def _wrong(ax: Axes, d: _Bars) -> None:
     shorten(ax.text(0.03, 0.97, f"P95 interpolates: 5% of a class rejected\nmakes it "
                     f"~{0.05 * SEED_SENTINEL:,.0f} s; a few more, the sentinel.",
                     transform=ax.transAxes, va="top", fontsize=7, color=ROLE["miss"]), "")
-    _ticks(ax)
+    _ticks(ax, mode_drop_pt)
 
 
 def _key(ax: Axes, slo: tuple[float, ...], long_burst: int, long_budget: int) -> None:
-    """A projector's key cell (GRID): the fate colours, the SLO and sentinel lines and the
+    """A projector's key cell (BUDGETS): the fate colours, the SLO and sentinel lines and the
     scenario, what the panels' hidden legends and the sentinel's label say in normal mode."""
     ax.set_axis_off()
     ax.legend(handles=[*(Patch(color=ROLE[r], label=FATES_SHORT[r]) for r, _ in FATES),
@@ -269,7 +287,9 @@ def _place(fig: Figure) -> None:
         ax.set_position(rect)
 
 
-def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureResult:
+@arranged_by(BUDGETS)
+def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int, *,
+                      lay: BudgetsLayout) -> FigureResult:
     runs = budget_runs(long_burst, long_budget, seed)
     d = _bars(runs, long_burst, long_budget)
     slo = runs[0].config.slo_s
@@ -277,11 +297,11 @@ def fleet_sim_budgets(long_burst: int, long_budget: int, seed: int) -> FigureRes
                      legends=LEGENDS)
     # normal mode: fixed margins (_place), constrained layout was ~1/4 of a redraw
     with lab_figure(4.3, look=look, place=_place) as fig:
-        grid = fig.subplot_mosaic(arranged(*GRID))
-        _fate(grid["fate"], d, long_burst, long_budget)
-        _p95(grid["p95"], d, slo)
-        _wrong(grid["wrong"], d)
-        if "key" in grid:  # the one cell only a projector's arrangement has (GRID)
+        grid = fig.subplot_mosaic(lay.cells)
+        _fate(grid["fate"], d, long_burst, long_budget, lay)
+        _p95(grid["p95"], d, slo, lay)
+        _wrong(grid["wrong"], d, lay.mode_drop_pt)
+        if "key" in grid:  # the one cell only a projector's arrangement has (BUDGETS)
             _key(grid["key"], slo, long_burst, long_budget)
     snap_layout(fig)
     return FigureResult(fig, d.metrics)

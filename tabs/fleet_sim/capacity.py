@@ -10,6 +10,7 @@ marker and the highlighted router.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -17,7 +18,7 @@ from matplotlib.lines import Line2D
 
 from core.experiments.fleet_sim import DOWN_S, FAIL_AT, FAIL_CLUSTER, RATES, SEED, capacity_sweeps
 from core.fleet.routers import ROUTERS
-from tabs.figure import FigureResult, Projector, arranged, lab_figure, snap_layout
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, lab_figure, snap_layout
 from tabs.fleet_sim.common import ROUTER_COLORS, ROUTER_MARKERS
 from tabs.palette import ROLE
 
@@ -39,6 +40,17 @@ LOOK = Projector(
     legends="below")
 
 
+@dataclass(frozen=True, kw_only=True)
+class CapacityLayout:
+    offered_caps: str  # the "offered" key's thick line: its end caps
+
+
+# A projector: the gathered legend's short handles, so the thick line's caps are kept off its
+# label.
+CAPACITY = Arrangement(normal=CapacityLayout(offered_caps="projecting"),
+                       projector=CapacityLayout(offered_caps="butt"))
+
+
 def _place(fig: Figure) -> None:
     for ax, rect in zip(fig.axes, RECTS, strict=True):
         ax.set_position(rect)
@@ -51,7 +63,8 @@ def _style(router: str, picked: str) -> dict[str, object]:
             "zorder": 4 if on else 2}
 
 
-def fleet_sim_capacity(rate: int, router: str) -> FigureResult:
+@arranged_by(CAPACITY)
+def fleet_sim_capacity(rate: int, router: str, *, lay: CapacityLayout) -> FigureResult:
     healthy, failed = capacity_sweeps()
     x = np.array(RATES, dtype=float)
     # normal mode: fixed margins (_place): constrained layout was ~40% of a redraw
@@ -81,9 +94,8 @@ def fleet_sim_capacity(rate: int, router: str) -> FigureResult:
         # y=1.0: a fixed title spot (no x ticks on top), so a draw skips measuring every axis
         good.set_title("Goodput: requests on time per second", y=1.0)
         style_legend = [
-            # a projector's short handle: its thick line's caps kept off the label
             Line2D([], [], color=ROLE["neutral"], lw=5, alpha=0.35, label="offered",
-                   solid_capstyle=arranged("projecting", "butt")),
+                   solid_capstyle=lay.offered_caps),
             Line2D([], [], color=ROLE["annotation"], ls="-", label="no failure"),
             Line2D([], [], color=ROLE["annotation"], ls=(0, (3, 2)),
                    label=f"c{FAIL_CLUSTER} down {FAIL_AT}-{FAIL_AT + DOWN_S:g} s"),

@@ -7,13 +7,23 @@ tab's convention (core.experiments.kda_replay), from core.speculative.rollback's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.patches import FancyBboxPatch, Patch
 
 from core.errors import check_int
 from core.experiments.kda_replay import toy_bytes
 from core.speculative import replay_outcome, snapshot_outcome
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
+from tabs.figure import (
+    Arrangement,
+    FigureResult,
+    Projector,
+    arranged_by,
+    brief,
+    lab_figure,
+    shorten,
+)
 from tabs.kda_replay.common import CONVENTION, toy_label
 from tabs.palette import ROLE
 from tabs.units import KIB
@@ -29,6 +39,20 @@ GROUPS = ("held", "written", "read")
 # the bars to make room for)
 LOOK = Projector(words={**{lab: short for _, _, lab, short in PARTS},
                         **{f"\n{g}": g for g in GROUPS}})
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrincipleLayout:
+    headroom: float  # the bars' y axis top, as a multiple of the tallest bar
+    max_columns: int | None  # the window sketch's columns at most (see _columns); None: all
+    width_ratios: tuple[float, float]  # the bars' panel and the sketch's, side by side
+
+
+# a projector: the bars' legend in headroom above them, the bars' labels need a wider panel,
+# and a long window is drawn in fewer, larger columns
+PRINCIPLE = Arrangement(
+    normal=PrincipleLayout(headroom=1.3, max_columns=None, width_ratios=(1, 1.45)),
+    projector=PrincipleLayout(headroom=2.0, max_columns=PRESENT_COLUMNS, width_ratios=(1.1, 1)))
 
 
 def _bill(b, draft_len: int, n: int) -> dict[str, dict[str, tuple[float, float, float]]]:
@@ -54,7 +78,7 @@ def _box(ax, x: float, y: float, text: str, face: str, edge: str, lw: float = 1.
     ax.text(x, y, text, ha="center", va="center", fontsize=8)
 
 
-def _bars(ax, bill, heads: int, dk: int, dv: int) -> None:
+def _bars(ax, bill, heads: int, dk: int, dv: int, headroom: float) -> None:
     """Stacked bars, snapshot left of replay in each group. Presenting, the bars carry no
     scheme names (the x label says which is which) and the legend is short, in headroom."""
     groups = GROUPS
@@ -78,7 +102,7 @@ def _bars(ax, bill, heads: int, dk: int, dv: int) -> None:
     ax.set_xticks(x0, [f"\n{g}" for g in groups])
     ax.tick_params(axis="x", length=0, labelsize=9.5)
     ax.set_xlim(-0.6, len(groups) - 0.4)
-    ax.set_ylim(0, top * arranged(1.3, 2.0))  # presenting: the legend in headroom
+    ax.set_ylim(0, top * headroom)
     toy = toy_label(heads, dk, dv)
     ax.set_ylabel(brief(ax, f"KiB, one layer, {toy}", f"KiB, {toy}"))
     ax.set_xlabel(brief(ax, CONVENTION, "left: snapshot, right: replay"), fontsize=7.5,
@@ -87,11 +111,11 @@ def _bars(ax, bill, heads: int, dk: int, dv: int) -> None:
               loc="upper right", fontsize=7.5)
 
 
-def _columns(w: int, accepted: int) -> list[int | None]:
-    """Presenting: the window's positions (1 = b) drawn as columns, at most PRESENT_COLUMNS;
+def _columns(w: int, accepted: int, most: int | None) -> list[int | None]:
+    """The window's positions (1 = b) drawn as columns, at most `most` (None: all of them);
     a longer window keeps b, the first draft, the kept position, the first rejected one and
     the last, None (an ellipsis) standing for each run left out."""
-    if w <= PRESENT_COLUMNS:
+    if most is None or w <= most:
         return list(range(1, w + 1))
     keep = sorted({1, 2, accepted + 1, accepted + 2, w} & set(range(1, w + 1)))
     out: list[int | None] = []
@@ -102,10 +126,11 @@ def _columns(w: int, accepted: int) -> list[int | None]:
     return out
 
 
-def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float) -> None:
+def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float,
+            max_columns: int | None) -> None:
     w = draft_len + 1
     names = ["b", *map(str, range(1, w))]
-    cols = arranged(list(range(1, w + 1)), _columns(w, accepted))
+    cols = _columns(w, accepted, max_columns)
     sk.set_xlim(-0.6, max(len(cols), 5) + 0.6)
     sk.set_ylim(-1.05, 2.05)
     sk.axis("off")
@@ -136,20 +161,20 @@ def _sketch(sk, draft_len: int, accepted: int, snap_read: float, rep_read: float
                     "commits, purple: rejected", fontsize=7.5, color=ROLE["annotation"]), "")
 
 
+@arranged_by(PRINCIPLE)
 def kda_replay_principle(
-    draft_len: int, accepted: int, heads: int, dk: int, dv: int
+    draft_len: int, accepted: int, heads: int, dk: int, dv: int, *, lay: PrincipleLayout
 ) -> FigureResult:
     check_int("accepted", accepted, 0, draft_len)
     b = toy_bytes(heads, dk, dv)
     bill = _bill(b, draft_len, accepted)
     snap, rep = snapshot_outcome(b, draft_len, accepted), replay_outcome(b, draft_len, accepted)
     with lab_figure(4.1, look=LOOK) as fig:
-        ratios = arranged([1, 1.45], [1.1, 1])  # presenting: the bars' labels need room
-        ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": ratios})
-        _bars(ax, bill, heads, dk, dv)
+        ax, sk = fig.subplots(1, 2, gridspec_kw={"width_ratios": lay.width_ratios})
+        _bars(ax, bill, heads, dk, dv, lay.headroom)
         ax.set_title(brief(ax, f"One verify step, n = {accepted} of γ = {draft_len}",
                            f"One step, n = {accepted} of γ = {draft_len}"), loc="left")
-        _sketch(sk, draft_len, accepted, snap.read, rep.read)
+        _sketch(sk, draft_len, accepted, snap.read, rep.read, lay.max_columns)
         sk.set_title(brief(sk, f"Window of γ + 1 = {draft_len + 1} positions: b, then "
                            f"{draft_len} drafts", f"Window: b, then γ = {draft_len} drafts"),
                      loc="left")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.patches import FancyBboxPatch
 
@@ -9,7 +11,7 @@ from core.errors import check_int
 from core.model.info import serving_bytes
 from core.model.manifest import shipped_dims as dims
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 
 MB = 1e6
@@ -17,11 +19,22 @@ MB = 1e6
 # the serving quantities between the two lower panels.
 GRID = {"left": 0.1352, "right": 0.9958, "top": 0.9489, "bottom": 0.0969, "wspace": 0.5127,
         "hspace": 0.1518}
-NORMAL_GRID = {**GRID, "height_ratios": [1, 2.2]}
-# A projector's grid: a shorter strip, the parameter panel a little wider (constrained layout
-# places it; GRID's margins give way); no legend: the x label names the colours.
-PROJECTOR_GRID = {"height_ratios": [0.5, 2.2], "width_ratios": [1.15, 1]}
+# A projector: no legend: the x label names the colours.
 LOOK = Projector(legends="hide")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchitectureLayout:
+    margins: dict[str, float]  # the grid's fixed margins and gaps; {}: constrained layout's
+    strip_height: float  # the layer strip's height, the lower panels' being 2.2
+    params_width: float  # the parameter panel's width, the serving panel's being 1
+
+
+# A projector's grid: a shorter strip, the parameter panel a little wider (constrained layout
+# places it; GRID's margins give way).
+ARCHITECTURE = Arrangement(
+    normal=ArchitectureLayout(margins=GRID, strip_height=1, params_width=1),
+    projector=ArchitectureLayout(margins={}, strip_height=0.5, params_width=1.15))
 
 
 def _short(name: str) -> str:
@@ -47,7 +60,8 @@ def _strip(ax, kinds: tuple[str, ...], layer: int, d) -> None:
                        f"{d.mla_every - 1} KDA, 1 MLA, repeated; MoE FFNs, top-{d.top_k}"))
 
 
-def model_architecture(layer: int) -> FigureResult:
+@arranged_by(ARCHITECTURE)
+def model_architecture(layer: int, *, lay: ArchitectureLayout) -> FigureResult:
     d = dims()
     kinds = d.layer_kinds
     check_int("layer", layer, 0, d.n_layers - 1)
@@ -55,7 +69,8 @@ def model_architecture(layer: int) -> FigureResult:
     serving = serving_bytes(d)
     # normal mode: fixed margins (what constrained layout found): it cost ~100 ms a redraw
     with lab_figure(4.6, look=LOOK, fixed=True) as fig:
-        grid = fig.add_gridspec(2, 2, **arranged(NORMAL_GRID, PROJECTOR_GRID))
+        grid = fig.add_gridspec(2, 2, **lay.margins, height_ratios=[lay.strip_height, 2.2],
+                                width_ratios=[lay.params_width, 1])
         _strip(fig.add_subplot(grid[0, :]), kinds, layer, d)
         params, serve = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
         names = list(comps)

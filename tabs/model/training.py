@@ -3,11 +3,13 @@ bigram, zlib), and held-out bits per byte per domain, model and baselines side b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from core.experiments.shipped import record
 from core.model.corpus import DOMAINS
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 
 # (eval.json key, label, line style, colour): the model first, then baselines weakest last.
@@ -20,6 +22,18 @@ SERIES = (
 # A projector: the curve's key below both panels (the bars share its colours), the domains
 # without their byte counts.
 LOOK = Projector(legends=("below", "hide"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingLayout:
+    value_after: str  # the model's value: after its own "bar", or the "group"'s longest, coloured
+    bits_max: float  # the domain panel's x axis end, room for the values
+
+
+# a projector's larger text: the model's value after the group's longest bar, in the model's
+# colour; the x axis longer to hold it
+TRAINING = Arrangement(normal=TrainingLayout(value_after="bar", bits_max=7),
+                       projector=TrainingLayout(value_after="group", bits_max=8))
 
 
 def _curve(ax, points: list[dict], summary: dict) -> None:
@@ -42,7 +56,7 @@ def _curve(ax, points: list[dict], summary: dict) -> None:
     ax.legend(loc="upper right", fontsize=7.5)
 
 
-def _domains(ax, summary: dict) -> np.ndarray:
+def _domains(ax, summary: dict, lay: TrainingLayout) -> np.ndarray:
     """Grouped horizontal bars; returns [D + 1, 4] bits per byte (rows DOMAINS + all)."""
     rows = [*DOMAINS, "all"]
     per = summary["per_domain"]
@@ -51,25 +65,27 @@ def _domains(ax, summary: dict) -> np.ndarray:
     y = np.arange(len(rows))
     for j, (_, name, _, colour) in enumerate(SERIES):
         ax.barh(y + (j - 1.5) * h, vals[:, j], h, color=colour, label=name)
-        if j == 0:  # a projector's larger text: after the group's longest bar, in its colour
+        if j == 0:
+            group = lay.value_after == "group"
             for yi, v, top in zip(y, vals[:, 0], vals.max(1), strict=True):
-                ax.text(*arranged((v, yi - 1.5 * h), (top, yi)), f" {v:.2f}", va="center",
-                        fontsize=7, color=arranged(None, colour))
+                ax.text(top if group else v, yi if group else yi - 1.5 * h, f" {v:.2f}",
+                        va="center", fontsize=7, color=colour if group else None)
     ax.set_yticks(y, [brief(ax, f"{r}\n{per[r]['bytes']:,} B", r) for r in rows], fontsize=7.5)
     ax.invert_yaxis()
-    ax.set_xlim(0, arranged(7, 8))
+    ax.set_xlim(0, lay.bits_max)
     ax.set_xlabel("held-out bits per byte (lower is better)")
     ax.set_title("Per domain: model vs baselines", fontsize=10)
     ax.legend(loc="lower right", fontsize=7)
     return vals
 
 
-def model_training() -> FigureResult:
+@arranged_by(TRAINING)
+def model_training(*, lay: TrainingLayout) -> FigureResult:
     points, summary = record()
     with lab_figure(4.2, look=LOOK) as fig:
         curve, bars = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
         _curve(curve, points, summary)
-        vals = _domains(bars, summary)
+        vals = _domains(bars, summary, lay)
     metrics: dict[str, float | int] = {
         "steps": summary["config"]["steps"],
         "params": summary["params"],

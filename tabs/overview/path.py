@@ -10,40 +10,38 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from core.experiments.overview import PHASES, VNODES, RequestPath, path
 from core.model.manifest import shipped_dims as dims
-from tabs.figure import FigureResult, arranged, lab_figure
+from tabs.figure import Arrangement, FigureResult, arranged_by, lab_figure
 from tabs.overview.common import STAGES
 from tabs.palette import ROLE
 from tabs.units import fmt_bytes
 
+TAB_DX = 0.012  # the tab line from the card's left (ha "left") or right (ha "right")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class Cards:
-    """Where the six stage cards sit and where their texts go (axes fractions): the card's
-    size, each column's left and each row's bottom edge, the stages' (row, col) in order (a
-    snake), and each text's offset from the card's left and top (the tab line's from its
-    bottom when tab_va is "bottom"; from its top when "top")."""
+    """Where the six stage cards sit and where their texts go (axes fractions)."""
 
-    w: float
-    h: float
-    cols: tuple[float, ...]
-    rows: tuple[float, ...]
-    order: tuple[tuple[int, int], ...]
+    w: float  # a card's width
+    h: float  # a card's height
+    cols: tuple[float, ...]  # each column's left edge
+    rows: tuple[float, ...]  # each row's bottom edge
+    order: tuple[tuple[int, int], ...]  # the stages' (row, col) in order (a snake)
     body_dy: float  # the body's top, below the card's top
-    linespacing: float
-    tab_dx: float  # from the card's left (ha "left") or right (ha "right")
-    tab_dy: float
-    tab_ha: str
-    tab_va: str
+    linespacing: float  # the body's line spacing
+    tab_dy: float  # the tab line's baseline, above the card's bottom
+    tab_ha: str  # the tab line at the card's "left" or "right" (TAB_DX in from that side)
 
 
-NORMAL = Cards(w=0.29, h=0.42, cols=(0.02, 0.355, 0.69), rows=(0.565, 0.015),
-               order=((0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0)), body_dy=0.12,
-               linespacing=1.45, tab_dx=0.012, tab_dy=0.025, tab_ha="left", tab_va="bottom")
 # A projector's text is 1.75x larger on the same pixels: two columns of wider cards in three
 # rows, the body closer under the title, the tab named at the bottom right.
-PROJECTOR = Cards(w=0.475, h=0.318, cols=(0.01, 0.515), rows=(0.678, 0.341, 0.004),
-                  order=((0, 0), (0, 1), (1, 1), (1, 0), (2, 0), (2, 1)), body_dy=0.08,
-                  linespacing=1.1, tab_dx=0.012, tab_dy=0.012, tab_ha="right", tab_va="bottom")
+CARDS = Arrangement(
+    normal=Cards(w=0.29, h=0.42, cols=(0.02, 0.355, 0.69), rows=(0.565, 0.015),
+                 order=((0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0)), body_dy=0.12,
+                 linespacing=1.45, tab_dy=0.025, tab_ha="left"),
+    projector=Cards(w=0.475, h=0.318, cols=(0.01, 0.515), rows=(0.678, 0.341, 0.004),
+                    order=((0, 0), (0, 1), (1, 1), (1, 0), (2, 0), (2, 1)), body_dy=0.08,
+                    linespacing=1.1, tab_dy=0.012, tab_ha="right"))
 
 
 def _first_line(b: bytes, width: int = 30) -> str:
@@ -106,10 +104,9 @@ def _card(ax, c: Cards, x: float, y: float, n: int, title: str, lines: tuple[str
     ax.text(x + 0.012, y + c.h - c.body_dy, "\n".join(lines), fontsize=9.5, va="top",
             linespacing=c.linespacing, transform=ax.transAxes, parse_math=False)
     left = c.tab_ha == "left"
-    ax.text(x + c.tab_dx if left else x + c.w - c.tab_dx,
-            y + c.tab_dy if c.tab_va == "bottom" else y + c.h - c.tab_dy,
+    ax.text(x + TAB_DX if left else x + c.w - TAB_DX, y + c.tab_dy,
             "tab: " + " · ".join(tabs), fontsize=8.5, style="italic", color=ROLE["replay"],
-            ha=c.tab_ha, va=c.tab_va, transform=ax.transAxes, parse_math=False)
+            ha=c.tab_ha, va="bottom", transform=ax.transAxes, parse_math=False)
 
 
 def _arrow(ax, c: Cards, a: tuple[int, int], b: tuple[int, int]) -> None:
@@ -127,19 +124,19 @@ def _arrow(ax, c: Cards, a: tuple[int, int], b: tuple[int, int]) -> None:
                                  transform=ax.transAxes))
 
 
-def overview_path(draft_len: int, kind: str, capacity: int, warm: bool,
-                  clusters: int) -> FigureResult:
+@arranged_by(CARDS)
+def overview_path(draft_len: int, kind: str, capacity: int, warm: bool, clusters: int, *,
+                  lay: Cards) -> FigureResult:
     p = path(draft_len, kind, capacity, warm, clusters)
     lines = stage_lines(p)
-    c = arranged(NORMAL, PROJECTOR)
     with lab_figure(4.8) as fig:
         ax = fig.subplots()
         ax.set_axis_off()
-        for i, ((row, col), (title, tabs), body) in enumerate(zip(c.order, STAGES, lines,
+        for i, ((row, col), (title, tabs), body) in enumerate(zip(lay.order, STAGES, lines,
                                                                     strict=True)):
-            _card(ax, c, c.cols[col], c.rows[row], i + 1, title, body, tabs, hero=i == 4)
+            _card(ax, lay, lay.cols[col], lay.rows[row], i + 1, title, body, tabs, hero=i == 4)
             if i:
-                _arrow(ax, c, c.order[i - 1], (row, col))
+                _arrow(ax, lay, lay.order[i - 1], (row, col))
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
     pre, dec = PHASES

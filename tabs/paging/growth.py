@@ -3,6 +3,8 @@ grow, KDA page groups do not), and the pages in use at every length up to the sl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -11,7 +13,15 @@ from core.experiments.scenes import POOL_PAGES
 from core.model.manifest import shipped_dims as dims
 from core.paging.ledger import toy_geometry
 from core.paging.pool import PageKind
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
+from tabs.figure import (
+    Arrangement,
+    FigureResult,
+    Projector,
+    arranged_by,
+    brief,
+    lab_figure,
+    shorten,
+)
 from tabs.glyphs import labels as glyph_labels
 from tabs.palette import ROLE
 
@@ -23,6 +33,21 @@ SHORT = {"conv tail": "conv"}
 POS = {"table": (0.07628, 0.51185, 0.75319, 0.45359), "curve": (0.07628, 0.06553, 0.75319, 0.34892)}
 MIN_COLS = 4
 CURVE_TITLE = "Pages in use at every length: one step per page boundary, in every MLA layer"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GrowthLayout:
+    cell_pt: float | None  # the page ids in the table's cells; None: sized by its columns
+    cell_roles: bool  # a kind's first row names each page's role under its id
+    cross_leader: dict | None  # the line from the crossover's note to its dot; None: no line
+
+
+# a projector: page ids alone in the cells, at 8 pt (one line fits a cell); the crossover's dot
+# keyed in the legend instead of annotated over the lines
+GROWTH = Arrangement(
+    normal=GrowthLayout(cell_pt=None, cell_roles=True,
+                        cross_leader={"arrowstyle": "-", "color": ROLE["mla"], "lw": 0.8}),
+    projector=GrowthLayout(cell_pt=8.0, cell_roles=False, cross_leader=None))
 
 
 def _look(cross: int | None) -> Projector:
@@ -47,10 +72,12 @@ def _label(what: str) -> str:
                      .replace("S head ", "S "))
 
 
-def _table(ax, s, cols: int) -> None:
+def _table(ax, s, cols: int, lay: GrowthLayout) -> None:
     kinds = s.layer_kinds
     text = cols <= 16
-    size = arranged(9.0 if cols <= 8 else 6.5 if text else 5.5, 8.0)  # a projector: 8 pt
+    size = lay.cell_pt
+    if size is None:  # sized by the table's columns
+        size = 9.0 if cols <= 8 else 6.5 if text else 5.5
     first = {k: kinds.index(k) for k in set(kinds)}  # roles are labelled on one row per kind
     labels = {"white": ([], []), "black": ([], [])}  # colour: (positions, texts)
     for layer in range(len(kinds)):
@@ -65,8 +92,8 @@ def _table(ax, s, cols: int) -> None:
         for c, cell in enumerate(cells):
             xy, words = labels["white" if cell.fill == 1.0 else "black"]
             if text:
-                role = f"\n{_label(cell.what)}" if first[kinds[layer]] == layer else ""
-                role = arranged(role, "")  # a projector: one line fits a cell
+                named = lay.cell_roles and first[kinds[layer]] == layer
+                role = f"\n{_label(cell.what)}" if named else ""
                 xy.append((c + 0.5, layer))
                 words.append(f"p{cell.page}{role}")
             elif c in (0, len(cells) - 1):  # a long table: its ends only
@@ -82,7 +109,7 @@ def _table(ax, s, cols: int) -> None:
     ax.tick_params(axis="y", length=0)
 
 
-def _curve(ax, g, seq_len: int, P: int) -> None:
+def _curve(ax, g, seq_len: int, P: int, lay: GrowthLayout) -> None:
     x = range(g.max_tokens + 1)
     total = [m + k for m, k in zip(g.mla_pages, g.kda_pages, strict=True)]
     ax.step(x, g.mla_pages, where="post", color=ROLE["mla"], label="MLA pages (grow)")
@@ -101,8 +128,7 @@ def _curve(ax, g, seq_len: int, P: int) -> None:
         shorten(ax.annotate(f"MLA pages > KDA pages from {cross} tokens",
                             (cross, g.mla_pages[cross]), xytext=(-40, 52),
                             textcoords="offset points", fontsize=7.5, ha="center",
-                            arrowprops=arranged({"arrowstyle": "-", "color": ROLE["mla"],
-                                                 "lw": 0.8}, None)), "")
+                            arrowprops=lay.cross_leader), "")
     ax.set_xlim(0, g.max_tokens)
     ax.set_ylim(0, POOL_PAGES * 1.08)
     ax.set_xticks(range(0, g.max_tokens + 1, 128))
@@ -116,7 +142,8 @@ def _curve(ax, g, seq_len: int, P: int) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
-def paging_growth(seq_len: int, tokens_per_page: int) -> FigureResult:
+@arranged_by(GROWTH)
+def paging_growth(seq_len: int, tokens_per_page: int, *, lay: GrowthLayout) -> FigureResult:
     P = tokens_per_page
     s, g, geo = stored(seq_len, P), growth(P), toy_geometry(dims(), P)
     # as many columns as the longest row needs, and room for MIN_COLS: at the default length a
@@ -127,7 +154,7 @@ def paging_growth(seq_len: int, tokens_per_page: int) -> FigureResult:
     nxt = mla_per_layer * P  # the table's capacity in tokens
     with lab_figure(6.8, look=_look(g.mla_overtakes_kda), place=_place) as fig:
         table, curve = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.3, 1]})
-        _table(table, s, cols)
+        _table(table, s, cols, lay)
         table.set_title(brief(table, f"The pool at length {seq_len}, P = {P} tokens per page: "
                               f"each layer's pages (p = physical page id from the one free list)",
                               f"The pool at length {seq_len}, P = {P}: physical page ids"))
@@ -137,7 +164,7 @@ def paging_growth(seq_len: int, tokens_per_page: int) -> FigureResult:
             f"MLA layer\ngreen: KDA state pages (S in whole heads, conv tail), the "
             f"same at every length; pale: unused bytes of a page",
             f"last MLA page holds {last} of {P}; token {nxt + 1} opens the next"))
-        _curve(curve, g, seq_len, P)
+        _curve(curve, g, seq_len, P, lay)
     metrics = {
         "seq_len": seq_len,
         "tokens_per_page": P,

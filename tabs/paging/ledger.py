@@ -3,6 +3,8 @@ KDA state does not; the crossover length; one KDA layer's page group."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import NullLocator
@@ -10,20 +12,32 @@ from matplotlib.ticker import NullLocator
 from core.paging.ledger import k3_geometry
 from core.paging.walkthrough import pages_crossover_tokens
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.units import GIB, KIB, MIB
 
 LENGTHS = np.unique(np.round(np.logspace(3, 6, 241)).astype(int))  # 1k .. 1M tokens
 MARKS = (1_000, 100_000, 1_000_000)
-# A projector: the ledger's legend below the panels in short words, the crossover noted under
-# the KDA line right of it (where no line runs), the page group's ends labelled alone, shorter
-# titles and labels
+# A projector: the ledger's legend below the panels in short words, shorter titles and labels
 LOOK = Projector(words={"  … in whole pages": "MLA in whole pages",
                         "fraction of the page used": "page used"}, legends="below")
 
 
-def _bytes_panel(ax, geo) -> None:
+@dataclass(frozen=True, kw_only=True)
+class LedgerLayout:
+    crossover_at: tuple[float, float]  # the crossover note's offset from the crossing (points)
+    crossover_va: str  # the note's vertical anchor: its baseline above, or its top under the line
+    all_pages_to: int  # every page of the group labelled up to this many pages, else its ends
+
+
+# a projector: the crossover noted under the KDA line right of it (where no line runs); the
+# page group's ends labelled alone
+LEDGER = Arrangement(
+    normal=LedgerLayout(crossover_at=(8, 28), crossover_va="baseline", all_pages_to=14),
+    projector=LedgerLayout(crossover_at=(6, -12), crossover_va="top", all_pages_to=0))
+
+
+def _bytes_panel(ax, geo, lay: LedgerLayout) -> None:
     mla = np.array([geo.mla_bytes(int(n)) for n in LENGTHS]) / GIB
     mla_paged = np.array([geo.mla_pages(int(n)) for n in LENGTHS]) * geo.page_bytes / GIB
     kda = geo.kda_bytes / GIB
@@ -44,8 +58,8 @@ def _bytes_panel(ax, geo) -> None:
     ax.annotate(brief(ax, f"crossover {x:,} tokens\n({paged:,} in whole pages):\n"
                       "longer, the latents\noutweigh the KDA state",
                       f"crossover {x:,} tokens\n({paged:,} in whole pages)"),
-                (x, kda), xytext=arranged((8, 28), (6, -12)), textcoords="offset points",
-                fontsize=8, fontweight="bold", va=arranged("baseline", "top"),
+                (x, kda), xytext=lay.crossover_at, textcoords="offset points",
+                fontsize=8, fontweight="bold", va=lay.crossover_va,
                 arrowprops={"arrowstyle": "-", "color": ROLE["annotation"]})
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -62,7 +76,7 @@ def _bytes_panel(ax, geo) -> None:
     ax.legend(loc="upper left", fontsize=7.5)
 
 
-def _group_panel(ax, geo) -> None:
+def _group_panel(ax, geo, lay: LedgerLayout) -> None:
     heads, conv_pages = geo.heads, geo.kda_pages_per_layer - geo.heads.pages
     n = geo.kda_pages_per_layer
     for i in range(n):
@@ -73,7 +87,7 @@ def _group_panel(ax, geo) -> None:
                                edgecolor=ROLE["kda"], lw=0.9))
         ax.add_patch(Rectangle((i + 0.06, 0), 0.88, fill / geo.page_bytes,
                                facecolor=ROLE["kda"], alpha=0.55 if is_conv else 1.0, lw=0))
-        few = n <= arranged(14, 0)  # every page labelled (a projector: the ends alone)
+        few = n <= lay.all_pages_to  # every page labelled
         if few or is_conv or i in (0, heads.pages - 1):
             ax.text(i + 0.5, 1.04, ("conv" if few else "c") if is_conv else f"{held}",
                     ha="center", va="bottom", fontsize=7)
@@ -94,12 +108,13 @@ def _group_panel(ax, geo) -> None:
                         f"c: conv tail"), fontsize=8)
 
 
-def paging_ledger(k3_tokens_per_page: int) -> FigureResult:
+@arranged_by(LEDGER)
+def paging_ledger(k3_tokens_per_page: int, *, lay: LedgerLayout) -> FigureResult:
     geo = k3_geometry(tokens_per_page=k3_tokens_per_page)
     with lab_figure(4.4, look=LOOK) as fig:
         left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.0, 1]})
-        _bytes_panel(left, geo)
-        _group_panel(right, geo)
+        _bytes_panel(left, geo, lay)
+        _group_panel(right, geo, lay)
     metrics: dict[str, int | float] = {
         "tokens_per_page": geo.tokens_per_page,
         "page_bytes": geo.page_bytes,

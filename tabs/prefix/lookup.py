@@ -12,7 +12,7 @@ from matplotlib.patches import Patch, Rectangle
 from core.experiments.prefix import lookup_steps, runs
 from core.experiments.scenes import MAX_LOOKUP_STEPS
 from core.prefix import entries as E
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.prefix.common import REASON_WORDS
 
@@ -47,29 +47,29 @@ LOOK = Projector(
                            Patch(color=ROLE["miss"], label="miss")))
 
 
-@dataclass(frozen=True)
-class Rows:
+@dataclass(frozen=True, kw_only=True)
+class RowsLayout:
     """Where the rows sit (data y; the prefill's at Y_OUT), the tokens a computed bar needs to
-    hold its label, and the words under the rows: where they start (data x), how far below
-    the prefill bar, their line spacing, how far the axes reaches below the bar for them, and
-    whether constrained layout makes room for them (a projector's wrap at the canvas edge)."""
+    hold its label, and the words under the rows."""
 
-    cache: float
-    request: float
-    stage2: float
-    inside: int
-    why_x: float
-    why_dy: float
-    linespacing: float
-    room: float
-    in_layout: bool
+    cache: float  # the cached prompt's row
+    request: float  # stage 1's row
+    stage2: float  # stage 2's row
+    inside: int  # the tokens a computed bar needs to hold its label
+    why_x: float  # where the words under the rows start (data x)
+    why_dy: float  # how far below the prefill bar they start
+    linespacing: float  # their line spacing
+    room: float  # how far the axes reaches below the prefill bar, for them
+    in_layout: bool  # constrained layout makes room for them (else they wrap at the canvas edge)
 
 
-ROWS_AT = Rows(cache=3.3, request=2.1, stage2=1.05, inside=150, why_x=0, why_dy=0.72,
-               linespacing=1.5, room=1.25, in_layout=True)
-# A projector's text takes more of the height: the rows further apart, more room in a bar
-PROJECTOR_ROWS = Rows(cache=4.0, request=2.8, stage2=1.65, inside=260, why_x=-170,
-                      why_dy=0.85, linespacing=1.3, room=2.2, in_layout=False)
+# A projector's text takes more of the height: the rows further apart, more room in a bar; the
+# words under the rows span the full width, wrapped at the canvas edge
+ROWS_AT = Arrangement(
+    normal=RowsLayout(cache=3.3, request=2.1, stage2=1.05, inside=150, why_x=0, why_dy=0.72,
+                      linespacing=1.5, room=1.25, in_layout=True),
+    projector=RowsLayout(cache=4.0, request=2.8, stage2=1.65, inside=260, why_x=-170,
+                         why_dy=0.85, linespacing=1.3, room=2.2, in_layout=False))
 
 
 def _block(ax, x0: float, w: float, y: float, face: str, label: str, *, edge: str | None = None,
@@ -90,7 +90,7 @@ def _group_marker(ax, x: float, y: float, status: str) -> None:
             clip_on=False, zorder=5)
 
 
-def _cached_row(ax, r, lay: Rows) -> None:
+def _cached_row(ax, r, lay: RowsLayout) -> None:
     P, c = r.block_tokens, r.cached
     held = c.stage1_blocks
     for i in range(r.cached_full_blocks):
@@ -103,7 +103,7 @@ def _cached_row(ax, r, lay: Rows) -> None:
         _group_marker(ax, b * P, lay.cache, status)
 
 
-def _request_row(ax, r, lay: Rows, upto: int, words: list[str]) -> int:
+def _request_row(ax, r, lay: RowsLayout, upto: int, words: list[str]) -> int:
     """Stage 1, one step per block, drawn up to step `upto`; returns the number of steps.
     Appends each step's description to `words`."""
     P, lk, n = r.block_tokens, r.lookup, r.request_tokens
@@ -134,7 +134,7 @@ def _frame(ax, x0: float, w: float, y: float) -> None:
                            ec=ROLE["reference"], lw=2.4, zorder=6))
 
 
-def _stage2_row(ax, r, lay: Rows, step: int, upto: int, words: list[str]) -> int:
+def _stage2_row(ax, r, lay: RowsLayout, step: int, upto: int, words: list[str]) -> int:
     """Stage 2, one step per boundary checked, drawn up to step `upto`; returns the last step."""
     P, lk, n = r.block_tokens, r.lookup, r.request_tokens
     s1, b = lk.stage1_blocks, lk.boundary_blocks
@@ -173,7 +173,7 @@ def _stage2_row(ax, r, lay: Rows, step: int, upto: int, words: list[str]) -> int
     return step
 
 
-def _outcome(ax, r, lay: Rows) -> None:
+def _outcome(ax, r, lay: RowsLayout) -> None:
     n, reused = r.request_tokens, r.reused_tokens
     fs = 9
     if reused:
@@ -202,14 +202,14 @@ def _why(r) -> str:
     return words
 
 
-def prefix_lookup(checkpoint_every: int, preset: str, step: int = MAX_LOOKUP_STEPS
-                  ) -> FigureResult:
+@arranged_by(ROWS_AT)
+def prefix_lookup(checkpoint_every: int, preset: str, step: int = MAX_LOOKUP_STEPS, *,
+                  lay: RowsLayout) -> FigureResult:
     r = runs(checkpoint_every)[preset]
     lk, P = r.lookup, r.block_tokens
     # at the run's last step or past it, the whole run: the same figure, with no step framed
     upto = step if step < lookup_steps(checkpoint_every, preset) else MAX_LOOKUP_STEPS + 1
     words: list[str] = []
-    lay = arranged(ROWS_AT, PROJECTOR_ROWS)
     with lab_figure(5.2, look=LOOK) as fig:
         ax = fig.subplots()
         _cached_row(ax, r, lay)
@@ -227,7 +227,7 @@ def prefix_lookup(checkpoint_every: int, preset: str, step: int = MAX_LOOKUP_STE
         xmax = max(r.request_tokens, r.cached_full_blocks * P) + 8
         why = ax.text(lay.why_x, Y_OUT - lay.why_dy, below, ha="left", va="top", fontsize=9,
                       linespacing=lay.linespacing)
-        why.set_in_layout(lay.in_layout)  # a projector's: full width, wrapped at the canvas edge
+        why.set_in_layout(lay.in_layout)
         ax.set_xlim(-170, xmax)
         ax.set_ylim(Y_OUT - lay.room, lay.cache + 1.05)
         ax.set_xticks(range(0, xmax, P))

@@ -3,11 +3,21 @@ batch recurrence over the committed tokens, with the live error printed on the f
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from core.experiments.replay_ring import session
 from core.speculative.oracles import SESSION_CHUNK, check_session, token_norms
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
+from tabs.figure import (
+    Arrangement,
+    FigureResult,
+    Projector,
+    arranged_by,
+    brief,
+    lab_figure,
+    shorten,
+)
 from tabs.palette import ROLE
 from tabs.replay_ring.common import fixed_ticks
 
@@ -16,8 +26,21 @@ LOOK = Projector(words={"batch kda_recurrent": "batch", "streaming: checkpoint +
                         "committed token position": "committed token"}, legends="below")
 
 
+@dataclass(frozen=True, kw_only=True)
+class EquivalenceLayout:
+    plot_width: float  # the plot's width against the live-error panel's 1
+    y_bins: int  # the plot's y ticks: at most this many steps
+
+
+# a projector: the error panel's larger text needs a wider share, and the y axis round steps
+# (0.2) that its larger tick labels fit
+EQUIVALENCE = Arrangement(normal=EquivalenceLayout(plot_width=2.4, y_bins=6),
+                          projector=EquivalenceLayout(plot_width=1.6, y_bins=4))
+
+
+@arranged_by(EQUIVALENCE)
 def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: int, seed: int,
-                     dtype: str) -> FigureResult:
+                     dtype: str, *, lay: EquivalenceLayout) -> FigureResult:
     s = session(capacity, draft_len, accept_rate, steps, seed, dtype)
     chk = check_session(s)
     o_ref, do, ds, exact = chk.reference_outputs, chk.max_abs_output, chk.max_abs_state, \
@@ -25,7 +48,7 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
     chunked_ok, flush_at, N = chk.chunked_within_tol, chk.flush_at, chk.tokens_committed
     restores_ok = chk.restores_exact == chk.restores
     with lab_figure(3.8, look=LOOK) as fig:
-        ax, txt = fig.subplots(1, 2, gridspec_kw={"width_ratios": [arranged(2.4, 1.6), 1]})
+        ax, txt = fig.subplots(1, 2, gridspec_kw={"width_ratios": [lay.plot_width, 1]})
         pos = np.arange(N)
         ref_n, str_n = token_norms(o_ref), token_norms(s.outputs)
         for i, x in enumerate(flush_at):
@@ -39,7 +62,7 @@ def ring_equivalence(capacity: int, draft_len: int, accept_rate: float, steps: i
         ax.set_xlim(-0.5, N - 0.5)
         ax.set_ylim(0, ymax)
         fixed_ticks(ax.xaxis, 0, N - 1, nbins=10, integer=True)
-        fixed_ticks(ax.yaxis, 0, ymax, nbins=arranged(6, 4))  # projector: round steps (0.2)
+        fixed_ticks(ax.yaxis, 0, ymax, nbins=lay.y_bins)
         txt.axis("off")
         tick = {True: "✓", False: "✗"}
         # projector: the verdicts only; the run's make-up is the lesson's

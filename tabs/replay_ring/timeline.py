@@ -3,6 +3,8 @@ pushes, pops and overwrites over the same verify steps."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import BoundaryNorm, ListedColormap
@@ -11,7 +13,15 @@ from matplotlib.patches import Patch, Rectangle
 
 from core.experiments.replay_ring import session
 from core.speculative.session import SlotKind
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure, shorten
+from tabs.figure import (
+    Arrangement,
+    FigureResult,
+    Projector,
+    arranged_by,
+    brief,
+    lab_figure,
+    shorten,
+)
 from tabs.glyphs import labels
 from tabs.palette import ROLE
 from tabs.replay_ring.common import DIM, KIND_COLOUR, KIND_LABEL, fixed_ticks, shown_steps
@@ -45,6 +55,18 @@ LOOK = Projector(words={
     "snapshots (pops < 0)": "snapshots"}, legends=("above", "below"))
 
 
+@dataclass(frozen=True, kw_only=True)
+class TimelineLayout:
+    cell_numbers: bool  # the ring's cells carry their token numbers (small rings, short runs)
+    ring_step_labels: bool  # the ring panel's own step tick labels under it
+
+
+# a projector: the ring's cells are too small for their numbers, and the step tick labels are
+# shown once, under the panel below
+TIMELINE = Arrangement(normal=TimelineLayout(cell_numbers=True, ring_step_labels=True),
+                       projector=TimelineLayout(cell_numbers=False, ring_step_labels=False))
+
+
 def _stride(n: int) -> int:
     """Label every 1st, 2nd or 4th of n positions: at most MAX_LABELS of them (n <= 48)."""
     return 1 if n <= MAX_LABELS else 2 if n <= 2 * MAX_LABELS else 4
@@ -57,7 +79,7 @@ def _veil(ax, k: int, n: int) -> None:
     ax.axvspan(k - 0.5, k + 0.5, fill=False, ec=ROLE["reference"], lw=2.0, zorder=5)
 
 
-def _heatmap(ax, s, k: int, words: str) -> None:
+def _heatmap(ax, s, k: int, words: str, lay: TimelineLayout) -> None:
     """Draw the raw-input ring and its legend."""
     p, recs = s.params, s.steps
     kind = np.array([r.slot_kind for r in recs], dtype=int).T  # [L, steps]
@@ -69,8 +91,7 @@ def _heatmap(ax, s, k: int, words: str) -> None:
     ax.grid(False)
     ax.set_xlim(0.5, p.steps + 0.5)
     ax.set_ylim(p.capacity - 0.5, -0.5)  # slot 0 on top
-    # the cells' token numbers: normal mode only (a projector's cells are too small for them)
-    if p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS and arranged(True, False):
+    if lay.cell_numbers and p.steps <= TEXT_MAX_STEPS and p.capacity <= TEXT_MAX_SLOTS:
         cells = [(col, slot, int(tok)) for col, r in enumerate(recs[:k], start=1)
                  for slot, (kind, tok) in enumerate(zip(r.slot_kind, r.slot_token, strict=True))
                  if kind in (SlotKind.ACCEPTED, SlotKind.ROLLED_BACK)]
@@ -93,7 +114,7 @@ def _heatmap(ax, s, k: int, words: str) -> None:
     ax.set_ylabel("physical slot")
     # the x axis: the panel below's (a projector shows its labels there only)
     shorten(ax.set_xlabel("verify step"), "")
-    ax.tick_params(labelbottom=arranged(True, False))
+    ax.tick_params(labelbottom=lay.ring_step_labels)
     ax.set_xticks(np.arange(1, p.steps + 1, _stride(p.steps)))
     ax.set_yticks(np.arange(0, p.capacity, 1 if p.capacity <= 16 else 4))
     _veil(ax, k, p.steps)
@@ -164,15 +185,16 @@ def _place(fig) -> None:
     bottom.set_position([left, BOTTOM_Y, width, BOTTOM_H])
 
 
+@arranged_by(TIMELINE)
 def ring_timeline(capacity: int, draft_len: int, accept_rate: float, steps: int,
-                  seed: int, step: int) -> FigureResult:
+                  seed: int, step: int, *, lay: TimelineLayout) -> FigureResult:
     s = session(capacity, draft_len, accept_rate, steps, seed)
     recs = s.steps
     k, words = shown_steps(step, len(recs))
     # normal mode: fixed margins (_place): constrained layout was ~25% of a redraw
     with lab_figure(6.6, look=LOOK, place=_place) as fig:
         top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [2.3, 1]})
-        _heatmap(top, s, k, words)
+        _heatmap(top, s, k, words, lay)
         _snapshots(bottom, s, k)
         for ax in (top, bottom):
             ax.tick_params(labelsize=9)

@@ -5,13 +5,15 @@ routing_io: prefetch pays in bytes read; the I/O time is modelled from bytes and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from core.experiments.routing import setting
 from core.routing.disk import disk as disk_preset
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import ARM_NAMES
 from tabs.units import MIB
@@ -19,6 +21,22 @@ from tabs.units import MIB
 FRACTION_WORDS = {8: "an eighth-size", 4: "a quarter-size", 2: "a half-size"}
 # routing_io on a projector: the bytes' key below both panels (over the bars it covers them).
 IO_LOOK = Projector(legends="below")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmsLayout:
+    hit_top: float  # the hit-rate axis's top, in %: headroom for the legend above 100
+    legend_cols: int  # the hit-rate legend's columns
+    zero_style: dict  # the quality panel's "0 exactly" label
+
+
+BOLD = {"fontsize": 10, "fontweight": "bold"}
+# a projector: a two-row legend needs more headroom, and "0 exactly" in bold would run into the
+# next bar
+ARMS = Arrangement(
+    normal=ArmsLayout(hit_top=128, legend_cols=3, zero_style=BOLD),
+    projector=ArmsLayout(hit_top=145, legend_cols=2,
+                         zero_style={"fontsize": 8, "fontweight": "normal"}))
 
 
 def _bars(ax, title: str, ylabel: str) -> np.ndarray:
@@ -31,7 +49,7 @@ def _bars(ax, title: str, ylabel: str) -> np.ndarray:
     return x
 
 
-def _hits(ax, arms, belady: float) -> None:
+def _hits(ax, arms, belady: float, lay: ArmsLayout) -> None:
     x = _bars(ax, brief(ax, "Hit rate (gets served from memory)", "Hit rate"),
               "% of expert gets")
     for i, a in enumerate(ARM_NAMES):
@@ -42,7 +60,7 @@ def _hits(ax, arms, belady: float) -> None:
         ax.text(x[i], res + pre + 2, f"{res + pre:.0f}%", ha="center", va="bottom", fontsize=10,
                 fontweight="bold")
     ax.axhline(100 * belady, color=ROLE["reference"], ls=":", lw=1.4)
-    ax.set_ylim(0, arranged(128, 145))  # a projector: room for a two-row legend
+    ax.set_ylim(0, lay.hit_top)
     ax.set_yticks(range(0, 101, 20))
     belady_label = brief(ax, f"Belady, open-loop replay ({100 * belady:.0f}%)",
                          f"Belady ({100 * belady:.0f}%)")
@@ -50,11 +68,11 @@ def _hits(ax, arms, belady: float) -> None:
                        Patch(color=ROLE["prefetch"], label="loaded ahead"),
                        Line2D([], [], color=ROLE["reference"], ls=":", lw=1.4,
                               label=belady_label)],
-              loc="upper center", ncols=arranged(3, 2), fontsize=8, handlelength=1.5,
+              loc="upper center", ncols=lay.legend_cols, fontsize=8, handlelength=1.5,
               columnspacing=0.8)
 
 
-def _quality(ax, arms) -> None:
+def _quality(ax, arms, lay: ArmsLayout) -> None:
     x = _bars(ax, brief(ax, "Quality cost: Δ NLL vs stock (± one standard error)",
                         "Δ NLL vs stock (± 1 SE)"), "nats per byte")
     vals = [arms[a].delta_nll for a in ARM_NAMES]
@@ -67,9 +85,7 @@ def _quality(ax, arms) -> None:
             ax.errorbar([x[i]], [v], yerr=[se], color=ROLE["reference"], capsize=4, lw=1.2)
         word = "0 exactly" if v == 0 else f"{v:+.3f}"
         up = v >= 0
-        bold = {"fontsize": 10, "fontweight": "bold"}
-        # a projector: "0 exactly" in bold would run into the next bar
-        style = arranged(bold, {"fontsize": 8, "fontweight": "normal"}) if v == 0 else bold
+        style = lay.zero_style if v == 0 else BOLD
         ax.text(x[i], v + (se + 0.04 * lim if up else -se - 0.04 * lim), word, ha="center",
                 va="bottom" if up else "top", **style)
     ax.axhline(0, color=ROLE["reference"], lw=0.8)
@@ -133,14 +149,16 @@ def _title(fig, s, sw, arms) -> str:
                  f"{s.capacity} of {sw.n_experts_total} experts cached; {s.words()}")
 
 
-def routing_arms(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
+@arranged_by(ARMS)
+def routing_arms(M: int, J: int, method: str, alpha: float, capacity: str, *,
+                 lay: ArmsLayout) -> FigureResult:
     """What the levers buy (hit rate) and what routing costs (quality)."""
     s = setting(M, J, method, alpha, capacity)
     arms, sw = s.arms, s.sweep
     with lab_figure(3.9) as fig:
         hit, nll = fig.subplots(1, 2, sharex=True)
-        _hits(hit, arms, sw.belady_rate)
-        _quality(nll, arms)
+        _hits(hit, arms, sw.belady_rate, lay)
+        _quality(nll, arms, lay)
         fig.suptitle(_title(fig, s, sw, arms), fontsize=10.5, x=0.01,
                      ha="left")
     metrics: dict[str, float | int | str] = {"capacity": s.capacity, "setting": s.route.label(),

@@ -5,12 +5,14 @@ because it changes the requests."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
 from core.experiments.routing import curve, setting
 from core.experiments.routing_grid import DIMS, WINDOWS
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import ARM_COLOUR, FAMILY_STYLE
 
@@ -21,7 +23,27 @@ TICKS = (-0.05, -0.025, 0.0, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 LOOK = Projector(legends="below")
 
 
-def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
+@dataclass(frozen=True, kw_only=True)
+class FrontierLayout:
+    prefetch_at: tuple[int, int]  # the prefetch point's note: its offset, in points
+    prefetch_va: str  # ... and its vertical alignment
+    belady_x: float  # the Belady ceiling's name: x in axes fractions (past 1: beside the plot)
+    belady_lift: float  # ... its height above the ceiling's line, in % hit rate
+    belady_va: str  # ... and its vertical alignment
+
+
+# A projector: the prefetch note above its point, clear of λ's notes; the Belady ceiling named
+# beside the plot at its line's end (in the plot, it met the points' notes).
+FRONTIER = Arrangement(
+    normal=FrontierLayout(prefetch_at=(10, -4), prefetch_va="baseline", belady_x=0.01,
+                          belady_lift=1.0, belady_va="bottom"),
+    projector=FrontierLayout(prefetch_at=(-6, 8), prefetch_va="bottom", belady_x=1.01,
+                             belady_lift=0.0, belady_va="center"))
+
+
+@arranged_by(FRONTIER)
+def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str, *,
+                     lay: FrontierLayout) -> FigureResult:
     s = setting(M, J, method, alpha, capacity)
     sw = s.sweep
     stock, pilot = sw.stock, sw.prefetch["pilot"]
@@ -64,9 +86,9 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -
                 color=ARM_COLOUR["prefetch"], zorder=5)
         ax.annotate(brief(ax, f"prefetch (PILOT) {100 * pilot.hit_rate:.0f}%: no quality cost",
                           f"prefetch {100 * pilot.hit_rate:.0f}%"),
-                    (pilot.delta_nll, 100 * pilot.hit_rate), xytext=arranged((10, -4), (-6, 8)),
-                    va=arranged("baseline", "bottom"),  # a projector: above the point, clear
-                    textcoords="offset points", fontsize=9.5, fontweight="bold")  # of λ's
+                    (pilot.delta_nll, 100 * pilot.hit_rate), xytext=lay.prefetch_at,
+                    va=lay.prefetch_va, textcoords="offset points", fontsize=9.5,
+                    fontweight="bold")
         arms = s.arms
         if not s.route.stock:
             r, b = arms["routing"], arms["both"]
@@ -90,10 +112,10 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str) -
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.xaxis.set_minor_locator(NullLocator())
         belady = f"{100 * sw.belady_rate:.0f}%"
-        ax.text(arranged(0.01, 1.01), 100 * sw.belady_rate + arranged(1.0, 0.0),
+        ax.text(lay.belady_x, 100 * sw.belady_rate + lay.belady_lift,
                 brief(ax, f"Belady ceiling, stock's requests (open-loop replay), {belady}\n"
                       "(routing can beat it: it changes the requests)",
-                      f"Belady\n{belady}"), ha="left", va=arranged("bottom", "center"),
+                      f"Belady\n{belady}"), ha="left", va=lay.belady_va,
                 fontsize=9, transform=ax.get_yaxis_transform())
         ys = [100 * p.record.hit_rate for pts in curves.values() for p in pts]
         ax.set_ylim(max(0, 10 * (min(ys) // 10) - 10), 104)

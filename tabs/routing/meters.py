@@ -4,11 +4,13 @@ quality cost measured at the output, which the swap rate does not predict."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.lines import Line2D
 
 from core.experiments.routing import every_setting, setting
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.routing.common import FAMILY_STYLE, family
 
@@ -33,6 +35,19 @@ RECTS = {"16": ((0.0544, 0.1845, 0.2612, 0.6995), (0.3673, 0.1845, 0.2612, 0.699
 # a fixed title spot (no x ticks on top), so a draw skips measuring every axis
 TITLE_Y = 1.0
 SUPTITLE_Y = 0.98958  # where constrained layout puts a suptitle: 1 - its 3 pt pad at 4 in
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetersLayout:
+    panels: tuple[str, ...]  # the panels, left to right
+    suptitle_y: float | None  # the suptitle's height (None: constrained layout places it)
+
+
+# A projector: no agree panel (an identity, said in the suptitle) to give the others room; its
+# layout is constrained, so it places the suptitle too.
+METERS = Arrangement(
+    normal=MetersLayout(panels=("agree", "kls", "out"), suptitle_y=SUPTITLE_Y),
+    projector=MetersLayout(panels=("kls", "out"), suptitle_y=None))
 
 
 def _group(p) -> str:
@@ -62,7 +77,9 @@ def _placer(capacity: str):
     return place
 
 
-def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
+@arranged_by(METERS)
+def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str, *,
+                   lay: MetersLayout) -> FigureResult:
     s = setting(M, J, method, alpha, capacity)
     pts = every_setting(s.sweep)
     swap = np.array([p.record.swap_rate for p in pts])
@@ -77,8 +94,7 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
     xmax = 100 * swap.max() * 1.1
     # normal mode: fixed margins (RECTS): constrained layout was ~40% of a redraw
     with lab_figure(4.0, look=LOOK, place=_placer(capacity)) as fig:
-        # a projector: no agree panel (an identity, said in the suptitle) to give the others room
-        names = arranged(("agree", "kls", "out"), ("kls", "out"))
+        names = lay.panels
         panels = dict(zip(names, fig.subplots(1, len(names)), strict=True))
         kls, out = panels["kls"], panels["out"]
         xs = np.array([0, xmax])
@@ -119,7 +135,7 @@ def routing_meters(M: int, J: int, method: str, alpha: float, capacity: str) -> 
         title = f"Every setting at {s.capacity} slots ({len(pts)} points"
         fig.suptitle(brief(fig, f"{title}, closed loop, decoded step by step)",
                            f"{title}); agree = 1 − swap"),
-                     fontsize=10.5, x=0.01, ha="left", y=arranged(SUPTITLE_Y, None))
+                     fontsize=10.5, x=0.01, ha="left", y=lay.suptitle_y)
     metrics = {"capacity": s.capacity, "settings": len(pts),
                "kl_colibri_nats_per_swapped_slot": per_swap,
                "kl_nats_per_swapped_slot": per_swap_6,

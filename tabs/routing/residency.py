@@ -5,6 +5,8 @@ evicted unused are hatched."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, PathPatch
@@ -13,7 +15,7 @@ from matplotlib.path import Path
 from core.experiments.routing import setting
 from core.experiments.routing_grid import DIMS
 from core.routing.record import PassRecord, cell_fields
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 
 SHOWN = ("stock", "routing", "both")
@@ -27,6 +29,20 @@ LOOK = Projector(words={**dict(zip(CLASSES, SHORT, strict=True)),
 # titles above each panel, and the x label and two-row legend below.
 GRID = {"left": 0.066, "right": 0.995, "top": 0.962, "bottom": 0.14, "hspace": 0.2}
 CMAP = ListedColormap([ROLE["hit"], ROLE["prefetch"], "#F3C19D", ROLE["miss"]])
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResidencyLayout:
+    layer_ticks: str  # the layers labelled: "all", or "mla": layer 0 and the MLA layers
+    legend_at: dict  # the key's place, under the panels
+
+
+# A projector: 8 layer labels at 14 pt overlap in a short panel, so only layer 0 and the MLA
+# ones; the key outside the panels, where constrained layout makes room.
+RESIDENCY = Arrangement(
+    normal=ResidencyLayout(layer_ticks="all",
+                           legend_at={"loc": "lower center", "bbox_to_anchor": (0.5, 0)}),
+    projector=ResidencyLayout(layer_ticks="mla", legend_at={"loc": "outside lower center"}))
 
 
 def grid(rec: PassRecord, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,8 +71,8 @@ def _cells(mask: np.ndarray) -> Path:
     return Path(verts.reshape(-1, 2), np.tile(_SQUARE_CODES, len(xs)))
 
 
-def _panel(ax, name: str, label: str, short: str, rec: PassRecord,
-           k: int) -> dict[str, float | int]:
+def _panel(ax, name: str, label: str, short: str, rec: PassRecord, k: int,
+           layer_ticks: str) -> dict[str, float | int]:
     cls, sub, waste = grid(rec, k)
     L, T = cls.shape
     ax.imshow(cls, cmap=CMAP, vmin=-0.5, vmax=3.5, aspect="auto", interpolation="nearest")
@@ -67,9 +83,8 @@ def _panel(ax, name: str, label: str, short: str, rec: PassRecord,
         ax.add_artist(PathPatch(_cells(waste), facecolor="none", edgecolor=ROLE["waste"],
                                hatch="////", lw=0))
     kinds = [f"{i} {kind.upper()}" for i, kind in enumerate(DIMS.layer_kinds)]
-    # a projector: 8 labels at 14 pt overlap in a short panel: layer 0 and the MLA ones
-    shown = arranged(list(range(L)),
-                     [i for i, kind in enumerate(kinds) if i == 0 or kind.endswith("MLA")])
+    shown = (list(range(L)) if layer_ticks == "all"
+             else [i for i, kind in enumerate(kinds) if i == 0 or kind.endswith("MLA")])
     ax.set_yticks(shown, [kinds[i] for i in shown], fontsize=7.5)
     title = brief(ax, f"{label}: {100 * rec.hit_rate:.0f}% hit over all {rec.positions} steps "
                   f"· here {int(sub.sum())} substituted cells, {int(waste.sum())} wasted "
@@ -84,7 +99,9 @@ def _panel(ax, name: str, label: str, short: str, rec: PassRecord,
             f"{name}_all_from_disk_cells": int((cls == 3).sum())}
 
 
-def routing_residency(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
+@arranged_by(RESIDENCY)
+def routing_residency(M: int, J: int, method: str, alpha: float, capacity: str, *,
+                      lay: ResidencyLayout) -> FigureResult:
     s = setting(M, J, method, alpha, capacity)
     arms = s.arms
     k = s.route.k
@@ -94,7 +111,8 @@ def routing_residency(M: int, J: int, method: str, alpha: float, capacity: str) 
         axes = fig.subplots(len(SHOWN), 1, sharex=True, gridspec_kw=GRID)
         for ax, name in zip(axes, SHOWN, strict=True):
             label = {"both": "routing + prefetch (PILOT)"}.get(name, name)
-            metrics |= _panel(ax, name, label, label.removesuffix(" (PILOT)"), arms[name], k)
+            metrics |= _panel(ax, name, label, label.removesuffix(" (PILOT)"), arms[name], k,
+                              lay.layer_ticks)
         shown = len(arms["stock"].cells[0])
         # a projector: "over all N steps" moved here from the panel titles
         axes[-1].set_xlabel(brief(axes[-1], f"the first {shown} of {arms['stock'].positions} "
@@ -108,8 +126,5 @@ def routing_residency(M: int, J: int, method: str, alpha: float, capacity: str) 
                    + [Patch(facecolor="none", edgecolor=ROLE["reference"], label="substituted"),
                       Patch(facecolor="none", edgecolor=ROLE["waste"], hatch="////",
                             label="prefetch evicted unused")],
-                   ncols=3, fontsize=8,
-                   # a projector: outside the panels, where constrained layout makes room
-                   **arranged({"loc": "lower center", "bbox_to_anchor": (0.5, 0)},
-                              {"loc": "outside lower center"}))
+                   ncols=3, fontsize=8, **lay.legend_at)
     return FigureResult(fig, metrics)

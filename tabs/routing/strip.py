@@ -6,6 +6,7 @@ renormalisation, against stock's."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.lines import Line2D
@@ -15,9 +16,10 @@ from matplotlib.text import Text
 from core.experiments.routing import choice, setting
 from tabs.axes import plain_log
 from tabs.figure import (
+    Arrangement,
     FigureResult,
     Projector,
-    arranged,
+    arranged_by,
     brief,
     lab_figure,
     layout_edge,
@@ -35,6 +37,21 @@ TOP_Y, TOP_H, BOTTOM_Y, BOTTOM_H = 0.487666, 0.475614, 0.039935, 0.317076
 # A projector: both keys in one legend under the panels (in them, they covered the notes and
 # the weights' values), the notes on the strip in fewer words.
 LOOK = Projector(legends="below")
+
+
+@dataclass(frozen=True, kw_only=True)
+class StripLayout:
+    kind_lift: float  # a chosen expert's kind: its baseline, x its bar's score
+    kind_stack: float | None  # None: each kind by its bar alone; else above the kind to its left
+    note_y: float  # the notes' (J, M, λ) baseline, in router score
+    strip_top: float  # the strip's score axis top
+
+
+# A projector: a thicker outline and wider words, so a kind stacks above the last one, and the
+# notes and the axis top go above the kinds stacked.
+STRIP = Arrangement(
+    normal=StripLayout(kind_lift=1.5, kind_stack=None, note_y=1.6, strip_top=8),
+    projector=StripLayout(kind_lift=1.8, kind_stack=3.2, note_y=2.4, strip_top=12))
 
 
 def _place(fig, top, bottom) -> None:
@@ -59,7 +76,7 @@ def _place(fig, top, bottom) -> None:
 
 
 def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: dict, s,
-           lift: float) -> None:
+           lift: float, lay: StripLayout) -> None:
     E, k = len(scores), s.route.k
     by_rank = scores[order]
     floor = 10 ** math.floor(math.log10(max(by_rank.min(), 1e-9)))
@@ -72,14 +89,14 @@ def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: d
             kind = chosen[int(e)]
             ax.bar(r, by_rank[r] - floor, 0.7, bottom=floor, fill=False,
                    edgecolor=ROLE["reference"], lw=2.6)
-            # a projector's thicker outline, wider words: above the last
-            y = arranged(by_rank[r] * 1.5, max(by_rank[r] * 1.8, last[1] * 3.2 ** last[2]
-                                               if last[0] == r - 1 else 0))
+            y = by_rank[r] * lay.kind_lift
+            if lay.kind_stack is not None:  # above the last kind, if that is just left
+                y = max(y, last[1] * lay.kind_stack ** last[2] if last[0] == r - 1 else 0)
             word = kind.replace(" ", "\n")
             ax.text(r, y, word, ha="center", va="bottom",
                     fontsize=9, fontweight="bold", color=KIND_COLOUR[kind])
             last = (r, y, word.count("\n") + 1)
-    note = arranged(1.6, 2.4)  # the notes' height: a projector's, above the kinds stacked
+    note = lay.note_y
     if s.route.method == "cache_prior":
         for r, e in enumerate(order):
             if res[e]:
@@ -101,7 +118,7 @@ def _strip(ax, scores: np.ndarray, res: np.ndarray, order: np.ndarray, chosen: d
         ax.axvline(k - 0.5, color=ROLE["annotation"], ls="--", lw=1.2)
         ax.text(k - 0.4, note, f"stock: the true top-{k}", fontsize=8.5, va="bottom")
     ax.set_yscale("log")
-    ax.set_ylim(floor, arranged(8, 12))
+    ax.set_ylim(floor, lay.strip_top)
     plain_log(ax.yaxis, floor, 1)
     ax.set_xticks(np.arange(E), [f"{r}\ne{int(e)}" for r, e in enumerate(order)])
     ax.set_xlim(-0.6, E - 0.4)
@@ -144,7 +161,9 @@ def _weights(ax, scores: np.ndarray, order: np.ndarray, ids: list[int], before: 
     return shown
 
 
-def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str) -> FigureResult:
+@arranged_by(STRIP)
+def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str, *,
+                       lay: StripLayout) -> FigureResult:
     s = setting(M, J, method, alpha, capacity)
     mo = s.sweep.moment
     scores = np.array(mo.scores, dtype=np.float32)  # [E]
@@ -156,7 +175,8 @@ def routing_rank_strip(M: int, J: int, method: str, alpha: float, capacity: str)
     # normal mode: fixed margins (placed by _place): constrained layout was ~25% of a redraw
     with lab_figure(6.4, look=LOOK, place=lambda fig: _place(fig, *fig.axes)) as fig:
         top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.5, 1]})
-        _strip(top, scores, res, order, dict(zip(ids, kinds, strict=True)), s, c.log_lift)
+        _strip(top, scores, res, order, dict(zip(ids, kinds, strict=True)), s, c.log_lift,
+               lay)
         took = ", ".join(f"e{e}" for e in ids)
         top.set_title(f"One token, one layer (step {mo.step}, layer {mo.layer}, a "
                       f"{s.capacity}-slot cache): "

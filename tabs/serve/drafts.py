@@ -3,6 +3,8 @@ pass, and the bytes held for rollback (replayed inputs vs per-position snapshots
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import matplotlib as mpl
 import numpy as np
 from matplotlib.collections import PolyCollection
@@ -10,12 +12,22 @@ from matplotlib.ticker import MaxNLocator
 
 from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 from tabs.units import KIB, fmt_bytes
 
 # A projector: the key under both panels (over the bars it would cover the tallest).
 LOOK = Projector(legends="below")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DraftsLayout:
+    passes_width: float  # the verify passes' panel's width, the held bytes' being 1
+
+
+# a projector: the rollback panel a wider share, for its labels in larger text
+DRAFTS = Arrangement(normal=DraftsLayout(passes_width=2.2),
+                     projector=DraftsLayout(passes_width=1.9))
 
 
 def _bars(ax, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str,
@@ -32,11 +44,11 @@ def _bars(ax, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str
                                      label=label), autolim=False)
 
 
-def draw_drafts(snap: ServeSnapshot) -> FigureResult:
+def _drafts(snap: ServeSnapshot, lay: DraftsLayout) -> FigureResult:
     steps = np.array(snap.steps, dtype=int).reshape(-1, 2)  # [passes, (drafted, accepted)]
     drafted, accepted = steps[:, 0], steps[:, 1]
     with lab_figure(3.0, look=LOOK) as fig:
-        ax, bx = fig.subplots(1, 2, width_ratios=arranged([2.2, 1], [1.9, 1]))
+        ax, bx = fig.subplots(1, 2, width_ratios=[lay.passes_width, 1])
         if len(steps) == 0:
             for a in (ax, bx):
                 a.set_axis_off()
@@ -74,7 +86,14 @@ def draw_drafts(snap: ServeSnapshot) -> FigureResult:
                               "snapshot_bytes": snap.snapshot_bytes})
 
 
+@arranged_by(DRAFTS)
+def draw_drafts(snap: ServeSnapshot, *, lay: DraftsLayout) -> FigureResult:
+    """A snapshot of a run, as the run streams (RunSpec.draws)."""
+    return _drafts(snap, lay)
+
+
+@arranged_by(DRAFTS)
 def serve_drafts(prompt: str, n_new: int, draft_len: int, capacity: int, prefix_cache: bool,
-                 routing: bool) -> FigureResult:
-    return draw_drafts(final(prompt=prompt, n_new=n_new, draft_len=draft_len,
-                             capacity=capacity, prefix_cache=prefix_cache, routing=routing))
+                 routing: bool, *, lay: DraftsLayout) -> FigureResult:
+    return _drafts(final(prompt=prompt, n_new=n_new, draft_len=draft_len, capacity=capacity,
+                         prefix_cache=prefix_cache, routing=routing), lay)

@@ -3,13 +3,15 @@ resident, which the last token used, and each layer's hit rate so far (decode)."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
 from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 
 # A projector: no key (the title names the colour and the outline): the rows keep the height
@@ -17,7 +19,17 @@ from tabs.palette import ROLE
 LOOK = Projector(legends="hide")
 
 
-def draw_experts(snap: ServeSnapshot) -> FigureResult:
+@dataclass(frozen=True, kw_only=True)
+class ExpertsLayout:
+    count_in: str  # each layer's hit count: at the "left" of its row, or in its "longer" bar
+
+
+# a projector: its larger count fits only in the longer of the two bars
+EXPERTS = Arrangement(normal=ExpertsLayout(count_in="left"),
+                      projector=ExpertsLayout(count_in="longer"))
+
+
+def _experts(snap: ServeSnapshot, lay: ExpertsLayout) -> FigureResult:
     held = np.array(snap.resident, dtype=float)  # [L, E]
     L, E = held.shape
     hits, misses = np.array(snap.hits), np.array(snap.misses)
@@ -45,11 +57,10 @@ def draw_experts(snap: ServeSnapshot) -> FigureResult:
                   loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
         bx.barh(range(L), 100 * rate, color=ROLE["hit"])
         bx.barh(range(L), 100 * (1 - rate), left=100 * rate, color=ROLE["miss"])
-        for layer in range(L):  # a projector's larger count: in the longer of the two bars
-            hit = rate[layer] >= 0.5
-            bx.text(arranged(2, 2 if hit else 98), layer, f"{hits[layer]}/{gets[layer]}",
-                    ha=arranged("left", "left" if hit else "right"), va="center", fontsize=8,
-                    color="white")
+        for layer in range(L):
+            left = lay.count_in == "left" or rate[layer] >= 0.5
+            bx.text(2 if left else 98, layer, f"{hits[layer]}/{gets[layer]}",
+                    ha="left" if left else "right", va="center", fontsize=8, color="white")
         bx.set_ylim(L - 0.5, -0.5)
         bx.set_yticks(range(L))
         bx.set_xlim(0, 100)
@@ -62,7 +73,14 @@ def draw_experts(snap: ServeSnapshot) -> FigureResult:
     return FigureResult(fig, metrics)
 
 
+@arranged_by(EXPERTS)
+def draw_experts(snap: ServeSnapshot, *, lay: ExpertsLayout) -> FigureResult:
+    """A snapshot of a run, as the run streams (RunSpec.draws)."""
+    return _experts(snap, lay)
+
+
+@arranged_by(EXPERTS)
 def serve_experts(prompt: str, n_new: int, draft_len: int, capacity: int, prefix_cache: bool,
-                  routing: bool) -> FigureResult:
-    return draw_experts(final(prompt=prompt, n_new=n_new, draft_len=draft_len,
-                              capacity=capacity, prefix_cache=prefix_cache, routing=routing))
+                  routing: bool, *, lay: ExpertsLayout) -> FigureResult:
+    return _experts(final(prompt=prompt, n_new=n_new, draft_len=draft_len, capacity=capacity,
+                          prefix_cache=prefix_cache, routing=routing), lay)

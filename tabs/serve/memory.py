@@ -3,13 +3,24 @@ prompt the prefix cache served."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from core.experiments.serve import final
 from core.serve.live import ServeSnapshot
-from tabs.figure import FigureResult, Projector, arranged, brief, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.palette import ROLE
 
 
-def draw_memory(snap: ServeSnapshot) -> FigureResult:
+@dataclass(frozen=True, kw_only=True)
+class MemoryLayout:
+    pool_width: float  # the pool panel's width, the prompt panel's being 1
+
+
+# a projector: the prompt panel a wider share, for its title and ticks in larger text
+MEMORY = Arrangement(normal=MemoryLayout(pool_width=1.6), projector=MemoryLayout(pool_width=1.4))
+
+
+def _memory(snap: ServeSnapshot, lay: MemoryLayout) -> FigureResult:
     p = snap.pages
     parts = [("this request: KDA state", "request KDA", p.request_kda, ROLE["kda"], 1.0),
              ("this request: MLA KV", "request MLA", p.request_mla, ROLE["mla"], 1.0),
@@ -19,7 +30,7 @@ def draw_memory(snap: ServeSnapshot) -> FigureResult:
     computed = snap.prompt_tokens - snap.reused_tokens
     # a projector: both legends in one below the panels (no room for one under each)
     with lab_figure(3.3, look=Projector(legends="below")) as fig:
-        ax, bx = fig.subplots(1, 2, width_ratios=[arranged(1.6, 1.4), 1])
+        ax, bx = fig.subplots(1, 2, width_ratios=[lay.pool_width, 1])
         left = 0
         for long, short, n, colour, alpha in parts:
             ax.barh(0, n, left=left, color=colour, alpha=alpha, edgecolor="white",
@@ -48,7 +59,14 @@ def draw_memory(snap: ServeSnapshot) -> FigureResult:
     return FigureResult(fig, metrics)
 
 
+@arranged_by(MEMORY)
+def draw_memory(snap: ServeSnapshot, *, lay: MemoryLayout) -> FigureResult:
+    """A snapshot of a run, as the run streams (RunSpec.draws)."""
+    return _memory(snap, lay)
+
+
+@arranged_by(MEMORY)
 def serve_memory(prompt: str, n_new: int, draft_len: int, capacity: int, prefix_cache: bool,
-                 routing: bool) -> FigureResult:
-    return draw_memory(final(prompt=prompt, n_new=n_new, draft_len=draft_len,
-                             capacity=capacity, prefix_cache=prefix_cache, routing=routing))
+                 routing: bool, *, lay: MemoryLayout) -> FigureResult:
+    return _memory(final(prompt=prompt, n_new=n_new, draft_len=draft_len, capacity=capacity,
+                         prefix_cache=prefix_cache, routing=routing), lay)
