@@ -154,28 +154,6 @@ def test_stop_says_stopped_at_once(page, app_url, tab):
     assert status.inner_text().strip() == "stopped"
 
 
-def test_share_links_open_the_tab_with_those_values(page, app_url):
-    """For every tab, its link with the hero at its demo value opens that tab and draws the
-    hero's figure exactly as a direct render with that value."""
-    from tabs.share import link_query
-
-    for tab in REGISTRY:
-        hero = tab.hero
-        value = int(hero.demo) if hero.integer else hero.demo
-        fig = next(f for f in tab.figures if hero.name in f.params)
-        want = render_png(render(fig, tab, {hero.name: value}).figure)
-        want_src = "data:image/png;base64," + base64.b64encode(want).decode()
-        page.goto(f"{app_url}?{link_query(tab, {hero.name: value})}")
-        page.wait_for_function(
-            "([sel, want]) => { const i = document.querySelector(sel);"
-            " return i && i.src === want; }",
-            arg=[f"#{fig.name}-plot [data-testid=matplotlib] img", want_src],
-            timeout=60_000,
-        )
-        box = page.locator(f"#{tab.id}-{hero.name} input[type=number]")
-        assert float(box.input_value()) == value, tab.id
-
-
 def test_a_link_ends_with_its_values_and_the_first_tab_draws_when_opened(page, app_url):
     """A link's tab is selected (its select reads the values from before the link's are
     applied) and then kicked with the link's values: both draw, and the link's draw comes last

@@ -1,17 +1,26 @@
 """The first screen, in chromium, as a lecturer's projector (1024 x 768) and a laptop
-(1400 x 900) show it, in both modes: opening any tab shows its hero control, the first lines
-of its lesson and the figure the hero moves most (at least MIN_FIGURE_PX of it) without
+(1400 x 900) show it, in both modes: opening any tab's link shows its hero control, the first
+lines of its lesson and the figure the hero moves most (at least MIN_FIGURE_PX of it) without
 scrolling; a run tab (Serve) shows its hero and its Generate button instead of the figure.
 
-One page per tab, resized and switched to presentation mode in place (the layout is the page's
-CSS; a presentation figure has the same pixel size as the normal one)."""
+Each tab is opened by its share link with the hero at its demo value, which is also what the
+link test checks: the tab opens with that value in the hero's box and the hero's figure drawn
+exactly as a direct render with it. One page per tab, resized and switched to presentation mode
+in place (the layout is the page's CSS; a presentation figure has the same pixel size as the
+normal one)."""
 
 from __future__ import annotations
+
+import base64
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
+from tabs.figure import render_png
 from tabs.registry import REGISTRY
+from tabs.share import link_query
+from tabs.spec import render
+from tests.e2e.controls import FRAMES
 
 pytestmark = pytest.mark.e2e
 SIZES = [(1400, 900), (1024, 768)]
@@ -51,11 +60,32 @@ def _missing(seen: dict, need: dict[str, int]) -> list[str]:
     return out
 
 
-def test_the_hero_its_figure_and_the_lesson_share_the_first_screen(page, app_url):
+def _demo(tab) -> dict[str, object]:
+    hero = tab.hero
+    return {hero.name: int(hero.demo) if hero.integer else hero.demo}
+
+
+def _open_link(page, app_url: str, tab) -> None:
+    """Open tab's link with the hero at its demo value; wait for the hero's figure to be the
+    direct render for that value, and check the hero's box shows it."""
+    demo = _demo(tab)
+    fig = next(f for f in tab.figures if tab.hero.name in f.params)
+    want = "data:image/png;base64," + base64.b64encode(
+        render_png(render(fig, tab, demo).figure)).decode()
+    _goto(page, f"{app_url}?{link_query(tab, demo)}")
+    page.wait_for_function(
+        "([sel, want]) => { const i = document.querySelector(sel); return i && i.src === want; }",
+        arg=[f"#{fig.name}-plot [data-testid=matplotlib] img", want], timeout=60_000)
+    box = page.locator(f"#{tab.id}-{tab.hero.name} input[type=number]")
+    assert float(box.input_value()) == demo[tab.hero.name], tab.id
+
+
+def test_a_tabs_link_opens_it_with_those_values_and_its_first_screen_holds_the_lesson(
+        page, app_url):
     missing = []
     for tab in REGISTRY:
         page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
-        _goto(page, f"{app_url}?tab={tab.id}")
+        _open_link(page, app_url, tab)
         if tab.run is not None:
             target, need_px = f"#{tab.id}-go", MIN_HERO_PX
         else:
@@ -71,7 +101,7 @@ def test_the_hero_its_figure_and_the_lesson_share_the_first_screen(page, app_url
                 page.wait_for_function("() => document.body.classList.contains('presenting')")
             for w, h in SIZES:
                 page.set_viewport_size({"width": w, "height": h})
-                page.wait_for_timeout(150)  # a layout pass
+                page.evaluate(FRAMES)  # a layout pass
                 for gap in _missing(page.evaluate(SEEN, sel), need):
                     mode = "presenting" if present else "normal"
                     missing.append(f"{tab.id} at {w} x {h} {mode}: {gap}")
