@@ -22,7 +22,6 @@ from tabs.figure import (
     Projector,
     arranged_by,
     brief,
-    is_presenting,
     lab_figure,
     layout_edge,
     shorten,
@@ -87,12 +86,16 @@ class CPLayout:
     tokens_every: int  # token axes: a tick at every n-th power of two
     ranks_every: int  # the ranks axis: a tick at every n-th power of two
     dot_texts: str  # T* and crossover values: a "set" side of their dots, or the one with "room"
+    names_at_start: bool  # each geometry's name written at its line's start (no legend says it)
 
 
 # A projector: fewer ticks for the larger tick labels; T* alone (shorten) and each crossover
-# value on the side of its dot with room (not into the tick labels or off the plot)
-CP = Arrangement(normal=CPLayout(tokens_every=2, ranks_every=1, dot_texts="set"),
-                 projector=CPLayout(tokens_every=4, ranks_every=2, dot_texts="room"))
+# value on the side of its dot with room (not into the tick labels or off the plot); the
+# geometries named at their lines' start, in place of the legend it drops (LOOK)
+CP = Arrangement(normal=CPLayout(tokens_every=2, ranks_every=1, dot_texts="set",
+                                 names_at_start=False),
+                 projector=CPLayout(tokens_every=4, ranks_every=2, dot_texts="room",
+                                    names_at_start=True))
 
 
 def _volume(ax, geo: CPGeometry, P: int, first: bool, lay: CPLayout) -> dict[str, float]:
@@ -146,8 +149,7 @@ def _crossovers(ax, geos: tuple[CPGeometry, ...], P: int, lay: CPLayout) -> dict
         here = cp_crossover(geo, P)
         assert here is not None
         ax.plot([P], [here], "o", color=GEO_COLOR[geo.name], ms=7, mec="white", zorder=4)
-        if is_presenting():  # kept: names a projector draws at the lines' start, in place
-            # of the legend it drops (normal mode has no such texts)
+        if lay.names_at_start:
             ax.annotate(geo.name, (ranks[0], xs[0]), xytext=(3, 12), textcoords="offset points",
                         fontsize=8, color=GEO_COLOR[geo.name], ha="left", va="bottom")
         below = {"xytext": (6, -4), "ha": "left", "va": "top"}

@@ -9,6 +9,8 @@ size, without and with the conv row both schemes keep. One convention throughout
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import ScaledTranslation
@@ -17,7 +19,7 @@ from core.dims import K3
 from core.experiments.kda_replay import k3_bytes, toy_bytes
 from core.speculative import held_saving
 from tabs.axes import plain_log
-from tabs.figure import FigureResult, Projector, brief, is_presenting, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.kda_replay.common import CONVENTION, DRAFTS, k3_label, toy_label
 from tabs.palette import ROLE
 
@@ -29,19 +31,31 @@ LOOK = Projector(words={"S ÷ record (k, v, g, β)": "", "(S + conv row) ÷ (rec
                  legends=("hide", "below"))
 
 
+@dataclass(frozen=True, kw_only=True)
+class CostLayout:
+    lines_named: bool  # each line named beside it (the legends hidden or keyed below, LOOK)
+    held_value: str  # the chosen γ's saving: "by its point", or a dot with the value at the
+    # γ line's "foot" (clear of the lines' names at the right end)
+
+
+COST = Arrangement(normal=CostLayout(lines_named=False, held_value="by its point"),
+                   projector=CostLayout(lines_named=True, held_value="foot"))
+
+
 def _state_over_record(b) -> float:
     return b.state / b.raw
 
 
 def _label_lines(ax, x: float, items: tuple[tuple[float, str, str, str], ...]) -> None:
-    """Presenting: each line named at x (y, text, colour, "above" or "below" the line)."""
+    """Each line named at x (y, text, colour, "above" or "below" the line)."""
     for y, text, color, side in items:
         above = side == "above"
         ax.annotate(text, (x, y), xytext=(0, 3 if above else -6), textcoords="offset points",
                     ha="right", va="bottom" if above else "top", color=color)
 
 
-def _saving(left, draft_len: int, k3, toy, toy_name: str) -> dict[str, float]:
+def _saving(left, draft_len: int, k3, toy, toy_name: str, lay: CostLayout
+            ) -> dict[str, float]:
     ceiling = DRAFTS + 1.0
     k3_held = np.array([held_saving(k3, int(g)) for g in DRAFTS])
     toy_held = np.array([held_saving(toy, int(g)) for g in DRAFTS])
@@ -67,17 +81,17 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str) -> dict[str, float]:
     left.set_title(brief(left, "Memory saved: whole bill vs per position",
                          "Whole bill vs per position"), loc="left")
     left.legend(loc="lower right", fontsize=7.5)
-    if not is_presenting():
+    if lay.held_value == "by its point":
         left.annotate(f"{k3_held[i]:.1f}×", (draft_len, k3_held[i]), xytext=(-30, 6),
                       textcoords="offset points", fontsize=8.5, color=ROLE["replay"])
-    else:  # a projector: the lines named where they end (the legend hidden, LOOK); the value
-        # by the γ line's foot, clear of the lines' names at the right end
+    else:
         left.plot([draft_len], [k3_held[i]], "o", color=ROLE["replay"], ms=6)
         right_half = draft_len > (DRAFTS[0] + DRAFTS[-1]) / 2
         left.text(draft_len, 0.03, f"K3: {k3_held[i]:.1f}×", ha="right" if right_half else "left",
                   va="bottom", color=ROLE["replay"],
                   transform=left.get_xaxis_transform() + ScaledTranslation(
                       -4 / 72 if right_half else 4 / 72, 0, left.figure.dpi_scale_trans))
+    if lay.lines_named:  # where they end
         held_lines = ((k3_held[-1], "held, K3", ROLE["replay"], "below"),
                       (toy_held[-1], "held, toy", ROLE["replay"], "below"))
         if abs(np.log2(k3_held[-1] / toy_held[-1])) < SAME_LINE:  # one name for both lines
@@ -92,7 +106,7 @@ def _saving(left, draft_len: int, k3, toy, toy_name: str) -> dict[str, float]:
             "ceiling": float(ceiling[i])}
 
 
-def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str) -> None:
+def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str, lay: CostLayout) -> None:
     d2 = WIDTHS.astype(float) ** 2
     bare = [_state_over_record(k3_bytes(int(w), int(w))) for w in WIDTHS]
     conv = [k3_bytes(int(w), int(w)).per_position_ratio for w in WIDTHS]
@@ -121,7 +135,7 @@ def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str) -> None:
     # a projector: the toy and K3 keyed below (LOOK): wherever the toy sits, no name of it
     # lands on another
     right.legend(loc="upper left", fontsize=7.5)
-    if is_presenting():  # the lines named beside them, S above its line, the conv row below
+    if lay.lines_named:  # S above its line, the conv row below
         mid = len(WIDTHS) // 2
         right.annotate("S ÷ record", (d2[mid], bare[mid]), xytext=(-6, 6),
                        textcoords="offset points", ha="right", va="bottom",
@@ -130,13 +144,15 @@ def _ratio(right, k3, toy, dk: int, dv: int, toy_name: str) -> None:
                        textcoords="offset points", ha="left", va="top", color=ROLE["replay"])
 
 
-def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int) -> FigureResult:
+@arranged_by(COST)
+def kda_replay_cost(draft_len: int, heads: int, dk: int, dv: int, *,
+                    lay: CostLayout) -> FigureResult:
     toy, k3 = toy_bytes(heads, dk, dv), k3_bytes()
     name = toy_label(heads, dk, dv)
     with lab_figure(4.0, look=LOOK) as fig:
         left, right = fig.subplots(1, 2)
-        held = _saving(left, draft_len, k3, toy, name)
-        _ratio(right, k3, toy, dk, dv, name)
+        held = _saving(left, draft_len, k3, toy, name, lay)
+        _ratio(right, k3, toy, dk, dv, name, lay)
     metrics = {
         "draft_len": draft_len,
         "k3_state_over_record": _state_over_record(k3),

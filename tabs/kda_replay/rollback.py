@@ -8,13 +8,15 @@ per-token acceptance model of core.speculative.rollback. One convention
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from core.dims import K3
 from core.experiments.kda_replay import k3_bytes
 from core.speculative import replay_ledger, snapshot_ledger
-from tabs.figure import FigureResult, Projector, brief, is_presenting, lab_figure
+from tabs.figure import Arrangement, FigureResult, Projector, arranged_by, brief, lab_figure
 from tabs.kda_replay.common import CONVENTION, DRAFTS, k3_label
 from tabs.palette import ROLE
 from tabs.units import MIB
@@ -23,19 +25,30 @@ RATES = np.linspace(0.0, 1.0, 41)
 LOOK = Projector(legends="hide")  # presenting: each line named beside it (_name_line) instead
 
 
+@dataclass(frozen=True, kw_only=True)
+class RollbackLayout:
+    lines_named: bool  # each line named just above it (the legends hidden, LOOK)
+    floor_line: bool  # the committed state's own line (on a projector, too close to replay's
+    # line to name)
+
+
+ROLLBACK = Arrangement(normal=RollbackLayout(lines_named=False, floor_line=True),
+                       projector=RollbackLayout(lines_named=True, floor_line=False))
+
+
 def _name_line(ax, x: float, y: float, text: str, color: str, ha: str) -> None:
-    """Presenting: a line's name just above it at (x, y), in its colour."""
+    """A line's name just above it at (x, y), in its colour."""
     ax.annotate(text, (x, y), xytext=(0, 4), textcoords="offset points", ha=ha, va="bottom",
                 color=color)
 
 
-def _held(ax, draft_len: int, b) -> tuple[float, float]:
+def _held(ax, draft_len: int, b, lay: RollbackLayout) -> tuple[float, float]:
     s = np.array([snapshot_ledger(b, int(g), 1.0).held for g in DRAFTS]) * K3.n_kda / MIB
     r = np.array([replay_ledger(b, int(g), 1.0).held for g in DRAFTS]) * K3.n_kda / MIB
     ax.plot(DRAFTS, s, "-", color=ROLE["snapshot"], label="snapshot: 1 + γ states")
     ax.plot(DRAFTS, r, "-", color=ROLE["replay"], label="replay: 1 state + γ + 1 records")
     floor = b.state * K3.n_kda / MIB
-    if not is_presenting():  # too close to replay's line to name at projector size
+    if lay.floor_line:
         ax.axhline(floor, color=ROLE["annotation"], lw=0.8, ls=":",
                    label=f"the committed state alone: {floor:,.0f} MiB")
     i = int(np.flatnonzero(DRAFTS == draft_len)[0])
@@ -51,18 +64,19 @@ def _held(ax, draft_len: int, b) -> tuple[float, float]:
     ax.set_title(brief(ax, f"Held while verifying, {k3_label()}", "Held while verifying, K3"),
                  loc="left")
     ax.legend(loc="upper left", fontsize=7.5)
-    if is_presenting():
+    if lay.lines_named:
         mid = len(DRAFTS) // 2
         _name_line(ax, DRAFTS[mid], s[mid], "snapshot", ROLE["snapshot"], "right")
         _name_line(ax, DRAFTS[-1], r[-1], "replay", ROLE["replay"], "right")
     return float(s[i]), float(r[i])
 
 
-def kda_replay_rollback(draft_len: int) -> FigureResult:
+@arranged_by(ROLLBACK)
+def kda_replay_rollback(draft_len: int, *, lay: RollbackLayout) -> FigureResult:
     b = k3_bytes()
     with lab_figure(3.9, look=LOOK) as fig:
         held, moved = fig.subplots(1, 2)
-        s_held, r_held = _held(held, draft_len, b)
+        s_held, r_held = _held(held, draft_len, b, lay)
         snap = [snapshot_ledger(b, draft_len, float(a)) for a in RATES]
         rep = [replay_ledger(b, draft_len, float(a)) for a in RATES]
         moved.plot(RATES, [x.moved / MIB for x in snap], color=ROLE["snapshot"],
@@ -77,7 +91,7 @@ def kda_replay_rollback(draft_len: int) -> FigureResult:
         moved.set_title(brief(moved, f"Moved per verify step, γ = {draft_len}",
                               f"Moved per step, γ = {draft_len}"), loc="left")
         moved.legend(loc="lower left", fontsize=7.5)
-        if is_presenting():
+        if lay.lines_named:
             for x, role in ((snap[0], "snapshot"), (rep[0], "replay")):
                 _name_line(moved, RATES[1], x.moved / MIB, role, ROLE[role], "left")
     s_half, r_half = snapshot_ledger(b, draft_len, 0.5), replay_ledger(b, draft_len, 0.5)
