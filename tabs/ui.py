@@ -286,7 +286,8 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
     drawn = gr.State(Drawn())
     view = gr.Textbox(visible="hidden", elem_classes=["lab-view"], container=False)
     parts = TabParts(tab=tab, comps=comps, figures=figures, note=note, drawn=drawn,
-                     clamped=gr.State(None),
+                     clamped=gr.JSON(None, visible="hidden", elem_id=f"{tab.id}-clamped",
+                                     container=False),
                      preset=preset, why=why, run_text=run_text, stale=stale, measured=measured,
                      commits=commits, view=view)
     controls = list(comps.values())

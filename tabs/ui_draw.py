@@ -14,13 +14,19 @@ and when presentation mode changes (tabs/ui_wire.py):
      too, read as its release passed it on, before Gradio's slider clamped it to its range on
      blur (so the note can name the value typed); on the tab's open and kick, only the
      sliders that follow another.
-     What it last set is its own gr.State (`clamped`), never the draw's:
-     the two events of one move run in either order, and a clamp that read values the draw
-     had already advanced took a slider at its maximum for one the student had moved;
-  2. the draw (`tab_draw`) clamps the same inputs the same way and draws, in the tab's figure
-     order (the figure the hero moves most first), every figure whose parameters or
-     presentation mode differ from what this session's page last got, each shown as soon as
-     it is drawn, from the shared render cache (tabs/render_cache.py). It never sets a control.
+     What it last set (`clamped`) is kept on the page, in a hidden box its answer sets with
+     the controls, never on the server: the events of one move answer in either order, and
+     the page applies an answer after the next event may have read the controls, so a record
+     kept on the server ran ahead of the values the page sent with it, and a slider the clamp
+     had just moved to its new end, read still at its old end, was taken for one the student
+     had moved there (prefix, spacing 1 -> 3: the lookup drawn at step 10 of 12; seen in
+     chromium, ~1 move in 4 under load). Read with the controls, the record is the page's
+     own, of the same moment;
+  2. the draw (`tab_draw`) clamps the same inputs against the same record and draws, in the
+     tab's figure order (the figure the hero moves most first), every figure whose parameters
+     or presentation mode differ from what this session's page last got, each shown as soon
+     as it is drawn, from the shared render cache (tabs/render_cache.py). It never sets a
+     control.
 The split is what keeps a value a student types while a draw runs: Gradio's page refreshes the
 props of an event's outputs (their loading state at least) as the event streams, and its slider,
 when its props are refreshed, puts back the value the page's store holds for it, which lags a
@@ -150,7 +156,7 @@ class TabParts:
     figures: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]]  # plot, metrics, title
     note: gr.Markdown  # the clamp note under the controls
     drawn: gr.State  # Drawn
-    clamped: gr.State  # the values the tab's clamp last set (None before its first)
+    clamped: gr.JSON  # the values the tab's clamp last set, as the page holds them (None first)
     view: gr.Textbox  # the drawn view as a link's query: what a reload opens (lab_head.html)
     preset: gr.Dropdown | None = None
     why: gr.Markdown | None = None
@@ -184,7 +190,7 @@ class TabParts:
                 *(c for c in extra if c is not None)]
 
     def draw_inputs(self, present: gr.Checkbox) -> list:
-        return [*self.comps.values(), present, self.drawn]
+        return [*self.comps.values(), present, self.drawn, self.clamped]
 
     def draw_outputs(self) -> list:
         return [*(x for f in self.figures.values() for x in f), self.drawn, self.view,
@@ -281,9 +287,9 @@ def tab_draw(parts: TabParts):
 
     def handle(*inputs: object) -> Iterator[dict]:
         raw = dict(zip(names, inputs, strict=False))
-        present, drawn = inputs[len(names):len(names) + 2]
+        present, drawn, clamped = inputs[len(names):len(names) + 3]
         last = drawn if isinstance(drawn, Drawn) else Drawn()
-        c = clamp_tab(tab, raw, last.values)
+        c = clamp_tab(tab, raw, clamped if isinstance(clamped, dict) else None)
         now = Drawn(values=dict(c.values), figures=dict(last.figures))
         view = link_query(tab, c.values) + (f"&{PRESENT_KEY}=1" if present else "")
         first: dict = {parts.drawn: now, parts.view: view}

@@ -39,7 +39,7 @@ def _call(parts, values: dict, drawn: Drawn, present: bool = False, preset=None,
     page = [values[c.name] for c in tab.controls]
     extra = [x for x, c in ((preset, parts.preset), (None, parts.measured)) if c is not None]
     first = tab_clamp(parts, moved, commit)(*page, drawn.values, *extra)  # clamped as drawn
-    outs = list(tab_draw(parts)(*page, present, drawn))
+    outs = list(tab_draw(parts)(*page, present, drawn, drawn.values))
     plots = {c: name for name, (c, _, _) in parts.figures.items()}
     drawn_figs = list(dict.fromkeys(plots[c] for out in outs[1:] for c in out if c in plots))
     state = next(out[parts.drawn] for out in reversed(outs) if parts.drawn in out)
@@ -144,6 +144,9 @@ def test_the_draw_sets_no_control_and_a_move_s_clamp_only_what_the_move_can_chan
         # the clamp's memory is its own: a draw that ran first once made a slider at its
         # maximum look moved to the clamp (prefix, seen in chromium), so it never reads Drawn
         assert p.drawn not in p.clamp_inputs() and p.clamped in p.clamp_outputs(None), tab.id
+        # and it is kept on the page, read with the controls by the clamps and the draw
+        assert not isinstance(p.clamped, gr.State), tab.id
+        assert p.clamped in p.clamp_inputs() and p.clamped in p.draw_inputs(toggle), tab.id
         opened = set(p.clamp_outputs(None)) & set(p.comps.values())
         assert opened == {p.comps[c.name] for c in tab.controls
                           if getattr(c, "max_from", None) or getattr(c, "max_of", None)}, tab.id
@@ -267,3 +270,26 @@ def test_the_view_a_reload_opens_is_the_drawn_values_as_a_link(parts, present):
     assert back.tab.id == "paging" and back.present is present and not back.notes
     assert back.values == state.values
     assert state.values["seq_len"] == 300 and state.values["tokens_per_page"] != 2000
+
+
+def test_a_step_slider_at_its_end_stays_there_whichever_answer_the_page_has_applied():
+    """Prefix, spacing 1 -> 3 moves the step slider's end from 10 to 12. The move's clamp
+    answers with step 12 and its record; until the page applies that answer, the next event (the
+    release's commit clamp, the draw, a late kick) reads step 10 and the old record, after it
+    step 12 and the new one: the page's own record read with the controls (tabs/ui_draw.py).
+    Either way the step stays at the end. (A record kept on the server, already at step 12
+    while the page still sent step 10, made it step 10 of 12: seen in chromium.)"""
+    tab = next(t for t in REGISTRY if t.id == "prefix")
+    with gr.Blocks():
+        toggle = gr.Checkbox(False)
+        with gr.Tabs(), gr.Tab(tab.title):
+            p = build_tab(tab, toggle).parts
+    d = tab.defaults()
+    before = {**d, "checkpoint_every": 1, "step": 10}
+    after = {**d, "checkpoint_every": 3, "step": 12}
+    for page, record in (({**after, "step": 10}, before), (after, after)):
+        raw = [page[c.name] for c in tab.controls]
+        out = tab_clamp(p, "checkpoint_every", commit=True)(*raw, record, None, None, '["3", 1]')
+        assert out[p.clamped]["step"] == 12, page
+        outs = list(tab_draw(p)(*raw, False, Drawn(values=after), record))
+        assert outs[0][p.drawn].values["step"] == 12, page
