@@ -2,7 +2,8 @@
 
 `clamp_tab(tab, raw, last)` takes every control's value as the page sent it (`raw`: a number
 typed into a slider's box may be outside its range, between its steps, or not a number) and the
-values the tab last drew (`last`, None before its first draw), and returns a Clamped:
+values the tab's clamp last set, as the page sent them with `raw` (`last`, None before the
+first: tabs/ui_draw.py says why the page keeps them), and returns a Clamped:
   values    every control's allowed value: a slider's is the nearest allowed one (Slider.clamp),
             at most its linked maximum (max_from) or its run's length (max_of) when it has
             one; the controls those depend on are clamped first
