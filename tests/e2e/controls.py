@@ -13,6 +13,8 @@ before it touches a control."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 # two animation frames: the fold's first open sets its controls' values in the frame after they
 # mount, and its request for that frame is made before this one's (a tick after the mount)
 FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
@@ -27,3 +29,14 @@ def control(page, tab, name: str, part: str = "input[type=number]"):
         loc.wait_for(state="visible", timeout=10_000)
         page.evaluate(FRAMES)
     return loc
+
+
+def shown(fig, tab, values: Mapping[str, object] | None = None, present: bool = False) -> str:
+    """The image src the page must show for figure `fig` at these values: the server's render
+    cache's entry for them (tabs/render_cache.py), rendered here if the page has not asked for
+    it yet. A page that asks for other values gets another entry, so the comparison still
+    fails; what is saved is the second render of every figure a test and its page both drew
+    (that an entry is its values' direct render: tests/app/test_api.py, test_preset_links.py)."""
+    from tabs.render_cache import rendered
+
+    return rendered(fig, tab, values, present).plot

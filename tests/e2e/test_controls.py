@@ -6,7 +6,6 @@ browser session (toggle or ?present=1)."""
 
 from __future__ import annotations
 
-import base64
 import time
 
 import pytest
@@ -14,10 +13,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tabs.alt import alt_text
 from tabs.controls import Slider
-from tabs.figure import presenting, render_png
 from tabs.registry import REGISTRY
 from tabs.spec import render
-from tests.e2e.controls import control
+from tests.e2e.controls import control, shown
 
 pytestmark = pytest.mark.e2e
 BY_ID = {t.id: t for t in REGISTRY}
@@ -25,9 +23,7 @@ PLOT = "#{} [data-testid=matplotlib] img"
 
 
 def _src(tab, fig, values=None, present=False) -> str:
-    with presenting(present):
-        png = render_png(render(fig, tab, values).figure)
-    return "data:image/png;base64," + base64.b64encode(png).decode()
+    return shown(fig, tab, values, present)
 
 
 def _wait_figures(page, tab, values=None, present=False, timeout=60_000) -> None:

@@ -11,16 +11,12 @@ normal one)."""
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tabs.figure import render_png
 from tabs.registry import REGISTRY
 from tabs.share import link_query
-from tabs.spec import render
-from tests.e2e.controls import FRAMES
+from tests.e2e.controls import FRAMES, shown
 
 pytestmark = pytest.mark.e2e
 SIZES = [(1400, 900), (1024, 768)]
@@ -70,8 +66,7 @@ def _open_link(page, app_url: str, tab) -> None:
     direct render for that value, and check the hero's box shows it."""
     demo = _demo(tab)
     fig = next(f for f in tab.figures if tab.hero.name in f.params)
-    want = "data:image/png;base64," + base64.b64encode(
-        render_png(render(fig, tab, demo).figure)).decode()
+    want = shown(fig, tab, demo)
     _goto(page, f"{app_url}?{link_query(tab, demo)}")
     page.wait_for_function(
         "([sel, want]) => { const i = document.querySelector(sel); return i && i.src === want; }",
