@@ -16,8 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 # two animation frames: the fold's first open sets its controls' values in the frame after they
-# mount, and its request for that frame is made before this one's (a tick after the mount)
-FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+# mount, and its request for that frame is made before this one's (a tick after the mount).
+# At most FRAMES_MS: a full run once saw a page's frames stop after a resize (the wait hung until
+# pytest-timeout's 300 s); geometry read afterwards is laid out on the spot all the same.
+FRAMES_MS = 2000
+FRAMES = ("() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame("
+          f"() => r(true))); setTimeout(() => r(false), {FRAMES_MS}); }})")
 
 
 def control(page, tab, name: str, part: str = "input[type=number]"):
