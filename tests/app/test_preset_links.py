@@ -1,8 +1,11 @@
 """Every preset of every tab, through the running server: the preset's share link parses back
 to exactly its values, and the figure the preset changes, called through its endpoint with
-the values read from that link, is the PNG the figure function draws directly (the first
-figure it changes; tests/figures/test_presets.py draws every figure it changes). (Chromium opens
-one preset and one share link in tests/e2e; this covers the rest without a browser per case.)
+the values read from that link, is the PNG the render cache holds for the preset's values (the
+first figure it changes). The cache's entry for given values is that figure's direct render
+(tests/app/test_api.py, every figure through its endpoint; tests/figures/test_presets.py draws
+every figure each preset changes directly), so this test does not render each case a second
+time. (Chromium opens one preset and one share link in tests/e2e; this covers the rest without
+a browser per case.)
 """
 
 from __future__ import annotations
@@ -12,10 +15,9 @@ from urllib.parse import parse_qsl
 import pytest
 
 from tabs.bench_client import bench_client
-from tabs.figure import render_png
 from tabs.registry import REGISTRY
+from tabs.render_cache import rendered
 from tabs.share import link_query, parse_query
-from tabs.spec import render
 from tests.app.test_api import png_of
 
 pytestmark = pytest.mark.app
@@ -39,4 +41,4 @@ def test_preset_link_restores_its_figures_through_the_server(client, tab, preset
     assert touched
     fig = touched[0]
     plot, _ = client.predict(*[restored.values[p] for p in fig.params], api_name=f"/{fig.name}")
-    assert png_of(plot) == render_png(render(fig, tab, values).figure), fig.name
+    assert png_of(plot) == rendered(fig, tab, values).png(), fig.name
