@@ -40,7 +40,8 @@ def shown(fig, tab, values: Mapping[str, object] | None = None, present: bool = 
     cache's entry for them (tabs/render_cache.py), rendered here if the page has not asked for
     it yet. A page that asks for other values gets another entry, so the comparison still
     fails; what is saved is the second render of every figure a test and its page both drew
-    (that an entry is its values' direct render: tests/app/test_api.py, test_preset_links.py)."""
+    (that an entry is its values' direct render: tests/app/test_api.py, every figure at its
+    defaults through its endpoint)."""
     from tabs.render_cache import rendered
 
     return rendered(fig, tab, values, present).plot
