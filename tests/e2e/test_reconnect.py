@@ -46,15 +46,26 @@ class InFlight:
     def _event(r) -> bool:
         return any(p in r.url for p in ("/queue/join", "/queue/data", "/run/predict"))
 
-    def settle(self, page) -> None:
-        """Until nothing has been open for half a second (60 s at most)."""
+    def settle(self, page, demo) -> None:
+        """Until nothing has been open for half a second (60 s at most). A timeout says what
+        the server's queue held (seen once in a full run: the page's result stream open 60 s
+        after its tab had drawn, cause not found)."""
         quiet = 0
         for _ in range(600):
             quiet = quiet + 1 if not self.open else 0
             if quiet == 5:
                 return
             page.wait_for_timeout(100)
-        raise AssertionError(f"events still open after 60 s: {[r.url for r in self.open]}")
+        raise AssertionError(f"events still open after 60 s: {[r.url for r in self.open]}; "
+                             f"the server's queue: {_queue_state(demo)}")
+
+
+def _queue_state(demo) -> str:
+    """Per concurrency group with work: (running, waiting, the waiting events' functions)."""
+    q = demo._queue
+    return str({cid: (eq.current_concurrency, len(eq.queue), [e.fn.name for e in eq.queue][:8])
+                for cid, eq in q.event_queue_per_concurrency_id.items()
+                if eq.current_concurrency or eq.queue})
 
 
 def _closed(page, sessions, session: str) -> None:
@@ -77,7 +88,7 @@ def test_a_page_whose_connection_dropped_still_draws(page, app_demo, monkeypatch
     try:
         page.goto(f"http://127.0.0.1:{proxy.port}/?tab=paging")
         page.locator(IMG.format("paging_ledger")).wait_for(timeout=60_000)  # the tab's last
-        events.settle(page)  # nothing in flight
+        events.settle(page, app_demo)  # nothing in flight
         session = hearts[0].rsplit("/", 1)[1]
         assert not sessions[session].is_closed
 
