@@ -18,19 +18,25 @@ from tabs.figure import presenting, render_png
 from tabs.registry import REGISTRY
 from tabs.spec import render
 from tabs.ui import build_tab
-from tabs.ui_draw import Drawn, follows, tab_clamp, tab_draw
+from tabs.ui_draw import Drawn, TabParts, follows, tab_clamp, tab_draw
 
 pytestmark = pytest.mark.app
 PAGING = next(t for t in REGISTRY if t.id == "paging")
 
 
-@pytest.fixture(scope="module")
-def parts():
+def built(tab) -> tuple[TabParts, gr.Checkbox]:
+    """tab built as the app builds it, in a Blocks of its own: its parts and the page's
+    presentation toggle."""
     with gr.Blocks():
         toggle = gr.Checkbox(False)
-        with gr.Tabs(), gr.Tab("Page pool"):
-            built = build_tab(PAGING, toggle)
-    return built.parts
+        with gr.Tabs(), gr.Tab(tab.title):
+            parts = build_tab(tab, toggle).parts
+    return parts, toggle
+
+
+@pytest.fixture(scope="module")
+def parts():
+    return built(PAGING)[0]
 
 
 def _call(parts, values: dict, drawn: Drawn, present: bool = False, preset=None, moved=None,
@@ -136,10 +142,7 @@ def test_the_draw_sets_no_control_and_a_move_s_clamp_only_what_the_move_can_chan
     a control's stored value back when an update for it arrives: a draw listing the controls
     undid a value typed while it ran (tabs/ui_draw.py). Checked on every tab."""
     for tab in REGISTRY:
-        with gr.Blocks():
-            toggle = gr.Checkbox(False)
-            with gr.Tabs(), gr.Tab(tab.title):
-                p = build_tab(tab, toggle).parts
+        p, toggle = built(tab)
         assert not set(p.draw_outputs()) & set(p.comps.values()), tab.id
         # the clamp's memory is its own: a draw that ran first once made a slider at its
         # maximum look moved to the clamp (prefix, seen in chromium), so it never reads Drawn
@@ -205,10 +208,7 @@ def test_a_step_never_sets_its_own_slider_and_its_commit_only_a_value_it_clamped
     value, with the note: a commit that set an allowed value again, answering after the student
     had typed the next one into the same box, put the old one back (chromium, newest_wins)."""
     tab = next(t for t in REGISTRY if t.id == "expert_cache")
-    with gr.Blocks():
-        toggle = gr.Checkbox(False)
-        with gr.Tabs(), gr.Tab(tab.title):
-            p = build_tab(tab, toggle).parts
+    p, _ = built(tab)
     d = tab.defaults()
     last = dict(d)
     for moved, value in (("token", d["token"] - 1), ("slots", d["slots"] + 2), ("token", None),
@@ -280,10 +280,7 @@ def test_a_step_slider_at_its_end_stays_there_whichever_answer_the_page_has_appl
     Either way the step stays at the end. (A record kept on the server, already at step 12
     while the page still sent step 10, made it step 10 of 12: seen in chromium.)"""
     tab = next(t for t in REGISTRY if t.id == "prefix")
-    with gr.Blocks():
-        toggle = gr.Checkbox(False)
-        with gr.Tabs(), gr.Tab(tab.title):
-            p = build_tab(tab, toggle).parts
+    p, _ = built(tab)
     d = tab.defaults()
     before = {**d, "checkpoint_every": 1, "step": 10}
     after = {**d, "checkpoint_every": 3, "step": 12}
