@@ -58,6 +58,11 @@ def build_app(class_engine: bool = False) -> gr.Blocks:
     """
     set_torch_threads(SERVER_TORCH_THREADS)
     lean_sessions()  # a new session copies no block configs (tabs/session_state.py)
+    room = {}
+    if class_engine:  # the controls the room sets (the engine is loaded by now)
+        from core.experiments.serve import room_settings
+
+        room = room_settings()
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         with gr.Row(equal_height=True, elem_classes=["lab-header"]):
             gr.Markdown(f"# {TITLE}\nEvery figure is computed by the lab's engine as you "
@@ -76,7 +81,7 @@ def build_app(class_engine: bool = False) -> gr.Blocks:
                         tab, toggle, presenting, run_concurrency=(
                             CLASS_CONCURRENCY if class_engine else RUN_CONCURRENCY),
                         next_tab=REGISTRY[i + 1] if i + 1 < len(REGISTRY) else None,
-                        route=REGISTRY))
+                        route=REGISTRY, fixed=room if tab.run is not None else None))
         for b in built:  # a button that opens another tab selects it (its select draws it)
             for button, target in b.opens.items():
                 button.click(lambda t=target: gr.Tabs(selected=t), None, [tabs], queue=False,

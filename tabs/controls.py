@@ -8,6 +8,13 @@ from dataclasses import dataclass
 from core.errors import ParamError, check_choice, check_float, check_int
 
 
+def short_label(label: str) -> str:
+    """A label's head: the words before its first " (" or ":"."""
+    for cut in (" (", ":"):
+        label = label.split(cut, 1)[0]
+    return label.strip()
+
+
 @dataclass(frozen=True, kw_only=True)
 class Slider:
     """A numeric control. `demo` is a second value the browser test moves the slider to.
@@ -32,6 +39,13 @@ class Slider:
     max_of: str | None = None
     max_params: tuple[str, ...] = ()
 
+    @property
+    def shown_as(self) -> str:
+        """The control as a student reads it on the page: its label's head, before any
+        parenthesis or colon ("Draft length γ"), in a clamp note; the API's errors name
+        `name`, the parameter an API client passes."""
+        return short_label(self.label)
+
     def max_given(self, source: float) -> float:
         """This slider's maximum when its max_from source is at `source`."""
         return min(self.maximum, source + self.max_offset)
@@ -47,19 +61,20 @@ class Slider:
             x = math.nan
         if isinstance(raw, bool) or not math.isfinite(x):
             return self._typed(self.value), (
-                f"{self.name} {raw!r} is not a number: set to its default {_num(self.value)}")
+                f"{self.shown_as}: {raw!r} is not a number, set to its default "
+                f"{_num(self.value)}")
         if x > hi:
-            return self._typed(hi), f"{self.name} {_num(x)} is above its maximum {_num(hi)}: " \
-                                    f"set to {_num(hi)}"
+            return self._typed(hi), f"{self.shown_as}: {_num(x)} is above its maximum " \
+                                    f"{_num(hi)}, set to {_num(hi)}"
         if x < self.minimum:
             lo = self.minimum
-            return self._typed(lo), f"{self.name} {_num(x)} is below its minimum {_num(lo)}: " \
-                                    f"set to {_num(lo)}"
+            return self._typed(lo), f"{self.shown_as}: {_num(x)} is below its minimum " \
+                                    f"{_num(lo)}, set to {_num(lo)}"
         k = round((x - self.minimum) / self.step)
         v = min(round(self.minimum + k * self.step, 9), hi)
         if abs(v - x) > 1e-9:
-            return self._typed(v), f"{self.name} {_num(x)} is between the slider's steps of " \
-                                   f"{_num(self.step)}: set to {_num(v)}"
+            return self._typed(v), f"{self.shown_as}: {_num(x)} is between the slider's " \
+                                   f"steps of {_num(self.step)}, set to {_num(v)}"
         return self._typed(v), ""
 
     def _typed(self, x: float) -> int | float:

@@ -43,8 +43,12 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
         shown = r.tab.id if linked else built[0].tab.id
         updates: list[object] = []
         for b in built:
-            ups = control_updates(b.tab, r.values) if b.tab is r.tab else {}
-            updates += [ups[c.name] if c.name in query and c.name in ups else gr.skip()
+            ups, _ = (control_updates(b.tab, {**r.values, **b.parts.fixed}) if b.tab is r.tab
+                      else ({}, {}))
+            named = {c.name for c in b.tab.controls if c.name in query}
+            if named:  # and every slider whose maximum follows them, with that maximum
+                named |= {n for n, u in ups.items() if "maximum" in u}
+            updates += [ups[c.name] if c.name in named else gr.skip()
                         for c in b.tab.controls]
         return [gr.Tabs(selected=r.tab.id) if linked else gr.skip(),
                 gr.update(value="This link could not be followed exactly:\n"

@@ -96,10 +96,14 @@ class RunSpec:
     live: Callable[[object], str]
     draws: Mapping[str, Callable[[object], FigureResult]]
     result: Callable[[object], dict]  # the run's result for API clients (a JSON output)
+    # what a page says as its Generate is sent, when the run waits on something other than the
+    # server's own line (the class room's engine); None there: the server's line says
+    waiting: Callable[[], str | None] | None = None
 
     def __post_init__(self) -> None:
-        for f in ("session", "close", "start", "final", "text", "live", "result"):
-            object.__setattr__(self, f, lazy(getattr(self, f)))
+        for f in ("session", "close", "start", "final", "text", "live", "result", "waiting"):
+            if getattr(self, f) is not None:
+                object.__setattr__(self, f, lazy(getattr(self, f)))
         object.__setattr__(self, "draws", {k: lazy(v) for k, v in self.draws.items()})
 
 

@@ -4,12 +4,14 @@
 # hints when the app is built, and string annotations made that ~0.1 s of startup.
 
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import gradio as gr
 from gradio.context import get_render_context
 
 from core.errors import ParamError
+from tabs.clamp import clamp_tab
 from tabs.controls import Check, Control, Slider, Text, elem_id
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.spec import LiveSpec, TabSpec, render_live
@@ -23,9 +25,13 @@ STALE = ("The controls have moved since this was measured: the table is for the 
          "names. Press “Measure on this machine” for the current ones.")
 
 
-def _component(c: Control, tab: TabSpec) -> gr.components.Component:
+def _component(c: Control, tab: TabSpec, fixed: Mapping[str, object]) -> gr.components.Component:
     common = dict(label=c.label, info=c.info or None, elem_id=elem_id(tab.id, c.name),
                   elem_classes=["hero"] if c is tab.hero else None)
+    if c.name in fixed:  # the class room's (app.py --class): its value, and why
+        room = fixed[c.name]
+        common |= dict(info=room.why, interactive=False)  # type: ignore[attr-defined]
+        c = replace(c, value=room.value)  # type: ignore[attr-defined]
     if isinstance(c, Text):
         return gr.Textbox(value=c.value, lines=4, max_lines=6, max_length=c.max_bytes, **common)
     if isinstance(c, Check):
@@ -56,17 +62,17 @@ def _up_front(c: Control, tab: TabSpec) -> bool:
     return c is tab.hero or isinstance(c, Text)
 
 
-def _controls(tab: TabSpec) -> dict[str, gr.components.Component]:
+def _controls(tab: TabSpec, fixed: Mapping[str, object]) -> dict[str, gr.components.Component]:
     """The hero (and a run's text) up front; every other control folded under "More
     controls", the secondary ones (`more`: seeds, dtypes) last. Returned in the tab's control
     order (the order every update list uses)."""
-    made = {c.name: _component(c, tab) for c in tab.controls if _up_front(c, tab)}
+    made = {c.name: _component(c, tab, fixed) for c in tab.controls if _up_front(c, tab)}
     rest = [c for c in tab.controls if not _up_front(c, tab)]
     if rest:
         with gr.Accordion("More controls", open=False, elem_id=f"{tab.id}-more",
                           elem_classes=["lab-more"]):
             for c in sorted(rest, key=lambda c: c.name in tab.more):
-                made[c.name] = _component(c, tab)
+                made[c.name] = _component(c, tab, fixed)
     return {c.name: made[c.name] for c in tab.controls}
 
 
@@ -134,17 +140,27 @@ def kick_value() -> float:
     return float(time.monotonic_ns() % (1 << 52))
 
 
-def control_updates(tab: TabSpec, values: dict[str, object]) -> dict[str, dict]:
-    """gr.update per control name setting values (a linked slider's maximum follows its
-    source)."""
-    return {c.name: gr.update(value=values[c.name], maximum=c.max_given(values[c.max_from]))
-            if isinstance(c, Slider) and c.max_from else gr.update(value=values[c.name])
-            for c in tab.controls}
+def control_updates(tab: TabSpec, values: dict[str, object]) -> tuple[dict[str, dict], dict]:
+    """(gr.update per control name, the clamped values) setting `values` as the tab's clamp
+    would leave them (tabs/clamp.py, nothing moved before): every slider whose maximum follows
+    another control or its run gets that maximum with its value, in the same answer, so no
+    later clamp has anything left to set (a clamp that read the page before this answer was
+    applied set a step preset back to its run's end)."""
+    c = clamp_tab(tab, values, None)
+    ups = {}
+    for ctl in tab.controls:
+        v = c.values[ctl.name]
+        ups[ctl.name] = (gr.update(value=v, maximum=c.maxima[ctl.name])
+                         if ctl.name in c.maxima else gr.update(value=v))
+    return ups, dict(c.values)
 
 
 def _set_values(parts: TabParts, kick: gr.Number, values: dict[str, object]) -> dict:
-    ups = control_updates(parts.tab, values)
-    return {**{parts.comps[n]: u for n, u in ups.items()}, kick: kick_value()}
+    """Set every control to `values` (clamped), the tab's clamp record with them (so a clamp
+    reading this answer's controls sees nothing moved), and a new kick (the tab's draw)."""
+    ups, clamped = control_updates(parts.tab, {**values, **parts.fixed})
+    return {**{parts.comps[n]: u for n, u in ups.items()}, parts.clamped: clamped,
+            kick: kick_value()}
 
 
 def _reset_handler(parts: TabParts, kick: gr.Number):
@@ -208,13 +224,18 @@ def _route(route: tuple[TabSpec, ...], here: TabSpec) -> dict[gr.Button, str]:
 
 def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None = None,
               run_concurrency: int = RUN_CONCURRENCY, next_tab: TabSpec | None = None,
-              route: tuple[TabSpec, ...] = ()) -> BuiltTab:
+              route: tuple[TabSpec, ...] = (),
+              fixed: Mapping[str, object] | None = None) -> BuiltTab:
     """Lay out the lesson, controls, Predict card, figures and metrics inside the current gr.Tab
     and wire its events. Figures are drawn when the tab opens (its select event), not while
     the app is built: startup costs no figure at all. `present` is the page's presentation
     toggle (an input of every draw); `present_state` mirrors it in the session's state for the
     Serve run, whose API takes no presentation flag. The tab ends with a button to `next_tab`
-    (the next on the route); `route` (every tab) is the button row after `tab.route_after`."""
+    (the next on the route); `route` (every tab) is the button row after `tab.route_after`.
+    `fixed`: the controls the class room sets (core.experiments.serve.room_settings), shown
+    with the room's value and why, not interactive; the presets that would change them are
+    not offered."""
+    fixed = dict(fixed or {})
     opens: dict[gr.Button, str] = {}
     figures: dict[str, tuple[gr.Plot, gr.Markdown, gr.Markdown]] = {}
     opened = get_render_context()  # the enclosing gr.Tab: its select event draws the tab
@@ -223,7 +244,7 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
     preset = why = run_text = stale = measured = None
     with gr.Row(equal_height=False, elem_classes=["lab-row"]):
         with gr.Column(scale=1, min_width=300, elem_classes=["lab-controls"]):
-            comps = _controls(tab)
+            comps = _controls(tab, fixed)
             note = gr.Markdown(visible=False, elem_id=f"{tab.id}-clamp-note",
                                elem_classes=["clamp-note"])
             if tab.run is not None:
@@ -232,8 +253,10 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                     stop = gr.Button("Stop", variant="stop", elem_id=f"{tab.id}-stop")
             lead, rest = _lead(lesson)
             gr.Markdown(lead, elem_classes=["lesson", "lesson-lead"])
-            if tab.presets:
-                preset = gr.Dropdown([p.name for p in tab.presets], value=None,
+            offered = [p.name for p in tab.presets if all(
+                k not in fixed or fixed[k].value == v for k, v in p.values.items())]
+            if offered:
+                preset = gr.Dropdown(offered, value=None,
                                      label="Presets: a scenario in one click",
                                      elem_id=f"{tab.id}-preset", elem_classes=["lab-presets"])
                 why = gr.Markdown("", elem_id=f"{tab.id}-preset-why",
@@ -289,11 +312,13 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                      clamped=gr.JSON(None, visible="hidden", elem_id=f"{tab.id}-clamped",
                                      container=False),
                      preset=preset, why=why, run_text=run_text, stale=stale, measured=measured,
-                     commits=commits, view=view)
+                     commits=commits, view=view,
+                     fixed={k: r.value for k, r in fixed.items()})
     controls = list(comps.values())
     quick = dict(api_visibility="private", queue=False, show_progress="hidden",
                  preprocess=False)
-    set_outputs = [*controls, kick, *(x for x in (preset, why) if x is not None)]
+    set_outputs = [*controls, parts.clamped, kick,
+                   *(x for x in (preset, why) if x is not None)]
     reset.click(_reset_handler(parts, kick), None, set_outputs, **quick)
     if preset is not None:
         preset.input(_preset_handler(parts, kick), [preset], set_outputs, **quick)

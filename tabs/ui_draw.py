@@ -164,6 +164,7 @@ class TabParts:
     stale: gr.Markdown | None = None  # the live panel's "the controls moved" note
     measured: gr.State | None = None  # the values the live panel was measured for
     commits: dict[str, gr.Textbox] = field(default_factory=dict)  # per slider (ui_wire.py)
+    fixed: dict[str, object] = field(default_factory=dict)  # the class room's values
 
     def clamp_inputs(self) -> list:
         extra = [self.preset, self.measured]
@@ -249,6 +250,12 @@ def tab_clamp(parts: TabParts, moved: str | None, commit: bool = False):
         measured = extra.pop(0) if parts.measured is not None else None
         if commit and extra:
             raw[moved] = released(extra.pop(0), raw[moved])
+        if isinstance(last, dict) and (
+                all(_same_value(raw[n], last.get(n)) for n in names) if moved is None else
+                not commit and _same_value(raw[moved], last.get(moved))):
+            # nothing moved since the record: set together with these values (a preset,
+            # Reset), or read before they were applied; either way nothing to clamp
+            return {parts.clamped: gr.skip()}
         c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
         out: dict = {parts.note: gr.update(value=c.note, visible=bool(c.note)),
                      parts.clamped: dict(c.values)}
@@ -274,6 +281,10 @@ def tab_clamp(parts: TabParts, moved: str | None, commit: bool = False):
     handle.__name__ = f"{tab.id}_clamp" + (f"_{moved}" if moved else "") + (
         "_commit" if commit else "")
     return handle
+
+
+def _same_value(a: object, b: object) -> bool:
+    return a == b and (isinstance(a, bool) == isinstance(b, bool))
 
 
 def tab_draw(parts: TabParts):

@@ -13,6 +13,7 @@ from gradio.data_classes import GradioModel, GradioRootModel
 from core.errors import ParamError
 from tabs.figure import presenting
 from tabs.metrics import to_markdown
+from tabs.run_line import RunLine
 from tabs.spec import RunSpec, TabSpec, run_params
 from tabs.stream_draws import StreamDraws
 from tabs.ui_draw import TabParts, served_result
@@ -29,6 +30,7 @@ REDRAW_SHARE = 10
 TEXT_EVERY_S = 0.1
 TEXT_RATE = 40.0
 DRAWS = StreamDraws(REDRAW_SHARE, text_floor_s=TEXT_EVERY_S, text_rate=TEXT_RATE)
+LINE = RunLine(RUN_CONCURRENCY)  # the pages waiting for a run (tabs/run_line.py)
 
 
 def ready(comp: gr.components.Component, value: object) -> object:
@@ -59,7 +61,15 @@ def run_handler(run: RunSpec, tab: TabSpec, outputs: list):
                 out += [served_result(fig, result), to_markdown(result.metrics)]
         return out
 
-    def handle(session: object, present: bool, *values: object):
+    def handle(request: gr.Request, session: object, present: bool, *values: object):
+        page = request.session_hash or ""
+        LINE.start(page)
+        try:
+            yield from stream(session, present, *values)
+        finally:
+            LINE.end()
+
+    def stream(session: object, present: bool, *values: object):
         try:
             params = run_params(tab, dict(zip(run.params, values, strict=True)))
             if session is None:
@@ -116,6 +126,17 @@ def build_run(run: RunSpec, parts: TabParts, present: gr.State, live: gr.Markdow
     engine retires the request as the generator closes) and says so at once. State is per
     browser session."""
     state = gr.State(None, time_to_live=900, delete_callback=run.close)
+
+    def joining(request: gr.Request) -> dict:
+        """Generate's first answer, at once: the last run's text goes, and a line says whether
+        this run starts now or waits (tabs/run_line.py), or, in class mode, what the room's
+        engine is doing (run.waiting)."""
+        room = run.waiting() if run.waiting is not None else None
+        line = room if room is not None else LINE.join(request.session_hash or "").markdown()
+        return {parts.run_text: line, status: ""}
+
+    go.click(joining, None, [parts.run_text, status], queue=False, show_progress="hidden",
+             api_visibility="private")
     flat = [x for f in parts.tab.figures for x in parts.figures[f.name][:2]]
     result = gr.JSON(visible=False, label="result")
     outputs = [state, status, parts.run_text, *flat, live, result]
@@ -125,7 +146,10 @@ def build_run(run: RunSpec, parts: TabParts, present: gr.State, live: gr.Markdow
                      api_name=run.name, concurrency_limit=concurrency, concurrency_id="run",
                      show_progress="minimal", show_progress_on=[parts.run_text],
                      preprocess=False, postprocess=False)
+    def stopped(request: gr.Request) -> str:
+        LINE.leave(request.session_hash or "")
+        return "stopped"
+
     stop.click(None, None, None, cancels=[event], api_visibility="private", queue=False,
                show_progress="hidden").then(
-        lambda: "stopped", None, [status], api_visibility="private", queue=False,
-        show_progress="hidden")
+        stopped, None, [status], api_visibility="private", queue=False, show_progress="hidden")

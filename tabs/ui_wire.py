@@ -58,8 +58,13 @@ def wire_api(parts: TabParts) -> None:
 # other event. The value is the box's as the student left it, kept by the page before Gradio's
 # slider clamps it to its range on blur: the note names what was typed
 # (tests/e2e/test_controls.py).
+# A choice's or check's clamp listens to its `select`, which only a student's click fires: its
+# `change` fires too when a preset or Reset sets it, in the middle of the page applying that
+# answer, and the clamp then read a page half set (the choice new, the other controls and the
+# clamp record old) and cleared the preset it was applying (routing "A small cache" after "The
+# prior instead of a window": the preset menu went blank; tests/e2e/test_lecturer_route.py).
 DRAW_EVENT = {Slider: "release", Choice: "input", Check: "input"}
-CLAMP_EVENT = {Slider: "input", Choice: "change", Check: "change"}
+CLAMP_EVENT = {Slider: "input", Choice: "select", Check: "select"}
 # the box's value as the student left it (assets/lab_head.html), and the time: new each time,
 # so the commit box's change fires
 PASS_ON = "(v) => JSON.stringify([window.lab.left('{id}', v), performance.now()])"
@@ -90,7 +95,7 @@ def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Numb
     # so refreshed put back a value its page's store still lagged behind (tabs/ui_draw.py)
     clamp = dict(trigger_mode="always_last", queue=False, show_progress="hidden",
                  show_progress_on=[parts.note], preprocess=False, api_visibility="private")
-    gr.on([*opened, kick.change], tab_clamp(parts, None), inputs=parts.clamp_inputs(),
+    gr.on([*opened], tab_clamp(parts, None), inputs=parts.clamp_inputs(),
           outputs=parts.clamp_outputs(None), **clamp)
     for name, trigger in clamp_triggers(parts).items():
         gr.on([trigger], tab_clamp(parts, name), inputs=parts.clamp_inputs(),

@@ -8,8 +8,8 @@
   start(session, **params)   the run's snapshots (ServeSnapshot), streamed
   serve_class(capacity, shared_prefix) / stop_class() / room()   class mode: one ClassEngine
                     serves every session (`python app.py --class`); capacity, the prefix cache
-                    (salted per seat unless shared) and routing (off) are the room's, and a
-                    seat's own capacity / prefix_cache / routing controls are not used
+                    (salted per seat unless shared) and routing (off) are the room's
+  room_settings()   those three as the room sets them, each with the line a page shows
   result(snapshot)  the run's result for API clients: {"generated": [byte values], "done",
                     "prompt_bytes", "reused_tokens"}
   final(**params)   the last snapshot of a fresh session's run: what the tab's figures show
@@ -20,11 +20,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from core.experiments.flight import single_flight
 from core.experiments.shipped import model
 from core.serve.class_engine import ClassEngine, Seat
 from core.serve.heap import fix_mmap_threshold, limit_arenas
+from core.serve.limits import default_slots
 from core.serve.live import RoomView, ServeConfig, ServeSession, ServeSnapshot
 
 CLASS_ARENAS = 2  # malloc arenas of a class server (core/serve/heap.py says why)
@@ -50,15 +52,39 @@ def class_heap() -> None:
 
 def serve_class(*, capacity: int | None = None, shared_prefix: bool = False) -> ClassEngine:
     """Start class mode (once per process): every session's Generate joins one engine, whose
-    expert cache holds `capacity` experts (default: every expert, as a server serving a room
-    would; fewer slots make a batch's many distinct experts load again and again)."""
+    expert cache holds `capacity` experts (default: a session's default, default_slots, so
+    the room's cache misses as the Serve lesson says; a batch's many distinct experts load
+    again and again, which the Batching tab shows)."""
     global _room
     if _room is None:
         class_heap()
-        d = model().dims
-        slots = capacity if capacity is not None else d.n_layers * d.n_experts
+        slots = capacity if capacity is not None else default_slots(model().dims)
         _room = ClassEngine(model(), capacity=slots, shared_prefix=shared_prefix)
     return _room
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoomSetting:
+    """A Serve control that is the room's in class mode: its value there, and why."""
+
+    value: object
+    why: str
+
+
+def room_settings() -> dict[str, RoomSetting]:
+    """The Serve controls the class engine sets for the whole room (empty: not in class
+    mode): a student's page shows these values and cannot change them."""
+    if _room is None:
+        return {}
+    prefix = ("shared across the room" if _room.shared_prefix else
+              "salted with each page's own key, so no reuse crosses students")
+    return {
+        "capacity": RoomSetting(value=_room.cache.n_slots, why=(
+            "The room's: one expert cache serves every page's requests in one batch.")),
+        "prefix_cache": RoomSetting(value=True, why=f"The room's: on, {prefix}."),
+        "routing": RoomSetting(value=False, why=(
+            "The room's: off, so that no student's text depends on what the others send.")),
+    }
 
 
 def stop_class() -> None:
@@ -101,8 +127,8 @@ def result(snap: ServeSnapshot) -> dict:
 @single_flight(16)
 def _final(prompt: str, n_new: int, draft_len: int, capacity: int, prefix_cache: bool,
            routing: bool) -> ServeSnapshot:
-    session = new_session()
-    try:
+    session = ServeSession(model())  # a private engine even in class mode: the room's seats
+    try:                             # stream from the room's batch and have no run of their own
         *_, last = session.run(config(prompt, n_new, draft_len, capacity, prefix_cache, routing))
     finally:
         session.close()

@@ -14,7 +14,7 @@ TAB = TabSpec(
     id="engine",
     title="Engine",
     controls=(
-        Slider(name="draft_len", label="Draft length gamma (bytes drafted per verify pass)",
+        Slider(name="draft_len", label="Draft length γ (tokens drafted per verify pass)",
                minimum=GAMMAS[0], maximum=GAMMAS[-1], value=4, demo=8,
                info="The hero: longer guesses are accepted less often but yield more per pass."),
         Choice("kind", "Prompt kind (held-out text the model never trained on)", KINDS, "code",

@@ -4,7 +4,7 @@ live: prefix cache, page pool, expert cache (and cache-aware routing), speculati
 from __future__ import annotations
 
 from core.model.manifest import shipped_dims
-from core.serve.limits import MAX_DRAFT, MAX_PROMPT_BYTES, MAX_SESSION_NEW
+from core.serve.limits import MAX_DRAFT, MAX_PROMPT_BYTES, MAX_SESSION_NEW, default_slots
 from tabs.controls import Check, Slider, Text
 from tabs.spec import FigureSpec, Preset, RunSpec, TabSpec
 
@@ -29,15 +29,15 @@ TAB = TabSpec(
     id="serve",
     title="Serve",
     controls=(
-        Slider(name="draft_len", label="Draft length (gamma): bytes drafted per verify pass",
+        Slider(name="draft_len", label="Draft length γ (tokens drafted per verify pass)",
                minimum=0, maximum=MAX_DRAFT, value=4, demo=0,
-               info="The hero: 0 is plain greedy decoding."),
+               info="The hero: 0 is plain greedy decoding (a token is one byte in this model)."),
         Text("prompt", "Prompt (any UTF-8; the model works on bytes)", PRESET_PROMPT,
              max_bytes=MAX_PROMPT_BYTES),
         Slider(name="n_new", label="Bytes to generate", minimum=8, maximum=MAX_SESSION_NEW,
                value=64, step=8),
         Slider(name="capacity", label="Expert cache slots", minimum=_d.top_k + 1,
-               maximum=_d.n_layers * _d.n_experts, value=_d.n_layers * _d.n_experts // 4),
+               maximum=_d.n_layers * _d.n_experts, value=default_slots(_d)),
         Check("prefix_cache", "Prefix cache", True),
         Check("routing", "Cache-aware routing (prefer resident experts)", False),
     ),
@@ -54,6 +54,7 @@ TAB = TabSpec(
         close="core.experiments.serve:close_session", start="core.experiments.serve:start",
         final="core.experiments.serve:final", params=PARAMS, text="tabs.serve.common:text",
         live="tabs.serve.common:live", result="core.experiments.serve:result",
+        waiting="tabs.serve.common:waiting",
         draws={"serve_experts": "tabs.serve.experts:draw_experts",
                "serve_memory": "tabs.serve.memory:draw_memory",
                "serve_drafts": "tabs.serve.drafts:draw_drafts"},

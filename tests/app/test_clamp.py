@@ -25,10 +25,10 @@ def _tab(*controls) -> TabSpec:
 
 
 @pytest.mark.parametrize(("raw", "value", "note"), [
-    (99, 8, "draft_len 99 is above its maximum 8: set to 8"),
-    (0, 1, "draft_len 0 is below its minimum 1: set to 1"),
-    (3.4, 3, "draft_len 3.4 is between the slider's steps of 1: set to 3"),
-    (None, 3, "draft_len None is not a number: set to its default 3"),
+    (99, 8, "D: 99 is above its maximum 8, set to 8"),
+    (0, 1, "D: 0 is below its minimum 1, set to 1"),
+    (3.4, 3, "D: 3.4 is between the slider's steps of 1, set to 3"),
+    (None, 3, "D: None is not a number, set to its default 3"),
     (5, 5, ""),
 ])
 def test_clamp_sets_the_nearest_allowed_value_and_says_so(raw, value, note):
@@ -46,10 +46,10 @@ def test_a_linked_slider_is_clamped_to_its_source_the_source_first():
     tab = _tab(ACCEPTED, DRAFT)  # the follower declared first: its source is still clamped first
     c = clamp_tab(tab, {"accepted": 6, "draft_len": 4}, {"accepted": 2, "draft_len": 3})
     assert c.values == {"accepted": 4, "draft_len": 4} and c.maxima == {"accepted": 4}
-    assert c.note == "accepted 6 is above its maximum 4: set to 4"  # the student typed it
+    assert c.note == "A: 6 is above its maximum 4, set to 4"  # the student typed it
     c = clamp_tab(tab, {"accepted": 6, "draft_len": 99}, None)
     assert c.values == {"accepted": 6, "draft_len": 8} and c.maxima == {"accepted": 8}
-    assert c.note == "draft_len 99 is above its maximum 8: set to 8"
+    assert c.note == "D: 99 is above its maximum 8, set to 8"
 
 
 def test_a_follower_moved_by_its_source_moves_down_without_a_note():
@@ -95,7 +95,7 @@ def test_a_run_length_slider_shows_exactly_the_runs_steps():
     c = clamp_tab(tab, {"kind": "long", "step": 3}, {"kind": "long", "step": 9})
     assert c.values["step"] == 3  # a step inside the run is the student's
     c = clamp_tab(tab, {"kind": "short", "step": 7}, {"kind": "short", "step": 2})
-    assert c.values["step"] == 4 and "step 7 is above its maximum 4" in c.note
+    assert c.values["step"] == 4 and "S: 7 is above its maximum 4, set to 4" in c.note
 
 
 @pytest.mark.parametrize(("tab_id", "metric"), [("prefix", "lookup_steps"),

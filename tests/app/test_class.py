@@ -81,3 +81,17 @@ def test_a_cancelled_run_leaves_the_room_serving(class_url):
         client.close()
     final = _run(class_url, PROMPTS[1], 0)[-1]
     assert bytes(final[-1]["generated"]) == model().generate(PROMPTS[1].encode(), 24)
+
+
+def test_the_serve_figures_draw_in_class_mode(class_url):
+    """What the Serve tab shows as it opens (each figure's last snapshot of a run at the page's
+    values) draws in class mode too: the room's seats have no run of their own, and the opening
+    figures once asked a seat for one ("'Seat' object has no attribute 'close'" on every page)."""
+    client = bench_client(class_url)
+    try:
+        for fig in TAB.figures:
+            plot, table = client.predict(*[TAB.defaults()[p] for p in fig.params],
+                                         api_name=f"/{fig.name}")
+            assert "Not drawn" not in table, (fig.name, table)
+    finally:
+        client.close()
