@@ -67,7 +67,7 @@ def build_app(class_engine: bool = False) -> gr.Blocks:
         with gr.Row(equal_height=True, elem_classes=["lab-header"]):
             gr.Markdown(f"# {TITLE}\nEvery figure is computed by the lab's engine as you "
                         "move a control.", elem_classes=["lab-title"])
-            with gr.Column(scale=0, min_width=250):
+            with gr.Column(scale=0, min_width=340):
                 # This browser only; a link with ?present=1 opens in it (README).
                 toggle = gr.Checkbox(False, label="Presentation mode (projector-sized text)",
                                      elem_id="present-toggle", container=False)

@@ -123,6 +123,9 @@ class TabSpec:
     more: tuple[str, ...] = ()  # secondary controls (seed, dtype, ...), folded in the UI
     route_after: str | None = None  # a figure after which a row of buttons opens every tab
     folded: tuple[str, ...] = ()  # the tab's last figures, folded under "More figures" in the UI
+    # the step-through slider ("Show up to step"): shown beside the first figure it moves,
+    # with a next-step button, never folded
+    stepper: str | None = None
 
     def __post_init__(self) -> None:
         """Reject a malformed tab at import with ParamError naming what is wrong (not assert:
@@ -142,6 +145,13 @@ class TabSpec:
         need(2 <= up_front <= 6, f"tab {self.id}: 2-6 up-front controls, got {up_front}")
         need(len(self.more) <= 3, f"tab {self.id}: at most 3 folded controls, got "
              f"{len(self.more)}")
+        if self.stepper is not None:
+            need(self.stepper in names and isinstance(self.control(self.stepper), Slider)
+                 and self.stepper != names[0] and self.stepper not in self.more,
+                 f"tab {self.id}: stepper must name an unfolded slider other than the hero, "
+                 f"got {self.stepper!r}")
+            need(any(self.stepper in f.params for f in self.figures),
+                 f"tab {self.id}: no figure reads the stepper {self.stepper!r}")
         dup = sorted({n for n in names if names.count(n) > 1})
         need(not dup, f"tab {self.id}: duplicate control names {dup}")
         taken = sorted({"tab", "present"} & set(names))

@@ -3,8 +3,7 @@
 # No `from __future__ import annotations` here: Gradio evaluates every event handler's type
 # hints when the app is built, and string annotations made that ~0.1 s of startup.
 
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import gradio as gr
@@ -33,6 +32,7 @@ def _component(c: Control, tab: TabSpec, fixed: Mapping[str, object]) -> gr.comp
         common |= dict(info=room.why, interactive=False)  # type: ignore[attr-defined]
         c = replace(c, value=room.value)  # type: ignore[attr-defined]
     if isinstance(c, Text):
+        common["elem_classes"] = ["run-input"]
         return gr.Textbox(value=c.value, lines=4, max_lines=6, max_length=c.max_bytes, **common)
     if isinstance(c, Check):
         return gr.Checkbox(value=c.value, **common)
@@ -62,18 +62,58 @@ def _up_front(c: Control, tab: TabSpec) -> bool:
     return c is tab.hero or isinstance(c, Text)
 
 
-def _controls(tab: TabSpec, fixed: Mapping[str, object]) -> dict[str, gr.components.Component]:
+def _controls(tab: TabSpec, fixed: Mapping[str, object],
+              after_hero: Callable[[], None] | None = None
+              ) -> dict[str, gr.components.Component]:
     """The hero (and a run's text) up front; every other control folded under "More
     controls", the secondary ones (`more`: seeds, dtypes) last. Returned in the tab's control
     order (the order every update list uses)."""
-    made = {c.name: _component(c, tab, fixed) for c in tab.controls if _up_front(c, tab)}
-    rest = [c for c in tab.controls if not _up_front(c, tab)]
+    made = {}
+    for c in (c for c in tab.controls if _up_front(c, tab)):
+        made[c.name] = _component(c, tab, fixed)
+        if c is tab.hero and after_hero is not None:
+            after_hero()
+    rest = [c for c in tab.controls if not _up_front(c, tab) and c.name != tab.stepper]
     if rest:
         with gr.Accordion("More controls", open=False, elem_id=f"{tab.id}-more",
                           elem_classes=["lab-more"]):
             for c in sorted(rest, key=lambda c: c.name in tab.more):
                 made[c.name] = _component(c, tab, fixed)
-    return {c.name: made[c.name] for c in tab.controls}
+    return made
+
+
+def _stepper(tab: TabSpec, fixed: Mapping[str, object]) -> tuple[gr.Slider, gr.Button]:
+    """The step-through slider, above the figure it moves, and its next-step button."""
+    with gr.Row(equal_height=True, elem_classes=["lab-stepper"]):
+        slider = _component(tab.control(tab.stepper), tab, fixed)
+        nxt = gr.Button("Next step ▶", size="sm", scale=0, min_width=120,
+                        elem_id=f"{tab.id}-next-step")
+    return slider, nxt
+
+
+def _next_step_handler(parts: TabParts):
+    """One step on: the stepper's value + its step, at most its run's end (the clamp's
+    maximum), set with the clamp record, then drawn (NEW_KICK), as a preset sets values;
+    the preset shown stays only while the values still are its own."""
+    tab, names = parts.tab, list(parts.comps)
+    ctl = tab.control(tab.stepper)
+    by_name = {p.name: p for p in tab.presets}
+
+    def handle(*inputs: object) -> dict:
+        raw = dict(zip(names, inputs, strict=False))
+        last, *extra = inputs[len(names):]
+        c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
+        top = c.maxima.get(ctl.name, ctl.maximum)
+        values = {**c.values, ctl.name: min(top, c.values[ctl.name] + ctl.step)}
+        out = _set_values(parts, values)
+        chosen = by_name.get(extra[0]) if extra and isinstance(extra[0], str) else None
+        if parts.preset is not None and (chosen is None or any(
+                values[k] != v for k, v in chosen.values.items())):
+            out |= {parts.preset: gr.update(value=None), parts.why: ""}
+        return out
+
+    handle.__name__ = f"{tab.id}_next_step"
+    return handle
 
 
 def live_handler(live: LiveSpec, tab: TabSpec):
@@ -135,9 +175,12 @@ class BuiltTab:
         return self.parts.comps
 
 
-def kick_value() -> float:
-    """A value the tab's kick number has not held before (its change draws the tab)."""
-    return float(time.monotonic_ns() % (1 << 52))
+# A new value for a tab's kick number (its change draws the tab), set in the browser by a step
+# chained after an answer that set controls: the page has applied that answer by then. A kick
+# sent in the same answer as the controls fired the draw while the page was still applying it,
+# and the draw read a slider's old value (a next-step press drew the step before; a preset
+# drew its values only because the preset menu sends its input twice).
+NEW_KICK = "() => performance.timeOrigin + performance.now()"
 
 
 def control_updates(tab: TabSpec, values: dict[str, object]) -> tuple[dict[str, dict], dict]:
@@ -155,17 +198,17 @@ def control_updates(tab: TabSpec, values: dict[str, object]) -> tuple[dict[str, 
     return ups, dict(c.values)
 
 
-def _set_values(parts: TabParts, kick: gr.Number, values: dict[str, object]) -> dict:
-    """Set every control to `values` (clamped), the tab's clamp record with them (so a clamp
-    reading this answer's controls sees nothing moved), and a new kick (the tab's draw)."""
+def _set_values(parts: TabParts, values: dict[str, object]) -> dict:
+    """Set every control to `values` (clamped), and the tab's clamp record with them (so a
+    clamp reading this answer's controls sees nothing moved); a kick chained after the answer
+    draws them (NEW_KICK)."""
     ups, clamped = control_updates(parts.tab, {**values, **parts.fixed})
-    return {**{parts.comps[n]: u for n, u in ups.items()}, parts.clamped: clamped,
-            kick: kick_value()}
+    return {**{parts.comps[n]: u for n, u in ups.items()}, parts.clamped: clamped}
 
 
-def _reset_handler(parts: TabParts, kick: gr.Number):
+def _reset_handler(parts: TabParts):
     def handle() -> dict:
-        out = _set_values(parts, kick, parts.tab.defaults())
+        out = _set_values(parts, parts.tab.defaults())
         if parts.preset is not None:
             out |= {parts.preset: gr.update(value=None), parts.why: ""}
         return out
@@ -173,14 +216,14 @@ def _reset_handler(parts: TabParts, kick: gr.Number):
     return handle
 
 
-def _preset_handler(parts: TabParts, kick: gr.Number):
+def _preset_handler(parts: TabParts):
     by_name = {p.name: p for p in parts.tab.presets}
 
     def handle(name: object) -> dict:
         preset = by_name.get(name) if isinstance(name, str) else None
         if preset is None:
             return {parts.why: ""}
-        out = _set_values(parts, kick, {**parts.tab.defaults(), **preset.values})
+        out = _set_values(parts, {**parts.tab.defaults(), **preset.values})
         return out | {parts.why: f"*{preset.why}*"}
 
     return handle
@@ -243,14 +286,34 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
     card, lesson = tab.lesson_parts()
     preset = why = run_text = stale = measured = None
     with gr.Row(equal_height=False, elem_classes=["lab-row"]):
-        with gr.Column(scale=1, min_width=300, elem_classes=["lab-controls"]):
-            comps = _controls(tab, fixed)
+        # a run's streamed text sits in the controls column: wider there
+        with gr.Column(scale=2 if tab.run is not None else 1, min_width=300,
+                       elem_classes=["lab-controls"]):
+            texts: list[gr.Markdown] = []
+
+            def run_texts() -> None:  # a run's status and streamed text: above its prompt box,
+                # at the top of the first screen in both modes
+                texts.append(gr.Markdown("", elem_id=f"{tab.run.name}-status",
+                                         elem_classes=["run-status"]))
+                texts.append(gr.Markdown("Served when the tab opens.",
+                                         elem_id=f"{tab.run.name}-text",
+                                         elem_classes=["run-text"]))
+
+            def run_buttons() -> None:  # Generate and Stop
+                with gr.Row(elem_classes=["lab-run"]):
+                    texts.append(gr.Button(tab.run.button, variant="primary",
+                                           elem_id=f"{tab.id}-go"))
+                    texts.append(gr.Button("Stop", variant="stop", elem_id=f"{tab.id}-stop"))
+
+            def run_parts() -> None:  # under the hero: Generate and Stop, then the text
+                run_buttons()
+                run_texts()
+
+            comps = _controls(tab, fixed, run_parts if tab.run is not None else None)
+            if tab.run is not None:
+                go, stop, status, run_text = texts
             note = gr.Markdown(visible=False, elem_id=f"{tab.id}-clamp-note",
                                elem_classes=["clamp-note"])
-            if tab.run is not None:
-                with gr.Row(elem_classes=["lab-run"]):
-                    go = gr.Button(tab.run.button, variant="primary", elem_id=f"{tab.id}-go")
-                    stop = gr.Button("Stop", variant="stop", elem_id=f"{tab.id}-stop")
             lead, rest = _lead(lesson)
             gr.Markdown(lead, elem_classes=["lesson", "lesson-lead"])
             offered = [p.name for p in tab.presets if all(
@@ -274,13 +337,11 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
         with gr.Column(scale=3, elem_classes=["lab-figures"]):
             if card:
                 gr.Markdown(card, elem_classes=["predict-card"], elem_id=f"{tab.id}-predict")
-            if tab.run is not None:
-                status = gr.Markdown("", elem_id=f"{tab.run.name}-status",
-                                     elem_classes=["run-status"])
-                run_text = gr.Markdown("Served when the tab opens.",
-                                       elem_id=f"{tab.run.name}-text", elem_classes=["run-text"])
             shown = tab.figures[:len(tab.figures) - len(tab.folded)]
+            next_step = None
             for fig in shown:
+                if tab.stepper in fig.params and next_step is None:
+                    comps[tab.stepper], next_step = _stepper(tab, fixed)
                 figures[fig.name] = _figure(fig)
                 if fig.name == tab.route_after and route:
                     opens |= _route(route, tab)
@@ -289,6 +350,8 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                 with gr.Accordion(f"More figures: {titles}", open=False,
                                   elem_id=f"{tab.id}-more-figures"):
                     for fig in tab.figures[len(shown):]:
+                        if tab.stepper in fig.params and next_step is None:
+                            comps[tab.stepper], next_step = _stepper(tab, fixed)
                         figures[fig.name] = _figure(fig)
             if tab.live is not None:
                 stale, measured = _build_live(tab.live, tab, comps)
@@ -308,6 +371,7 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
         for c in tab.controls if isinstance(c, Slider)}
     drawn = gr.State(Drawn())
     view = gr.Textbox(visible="hidden", elem_classes=["lab-view"], container=False)
+    comps = {c.name: comps[c.name] for c in tab.controls}  # in the tab's control order
     parts = TabParts(tab=tab, comps=comps, figures=figures, note=note, drawn=drawn,
                      clamped=gr.JSON(None, visible="hidden", elem_id=f"{tab.id}-clamped",
                                      container=False),
@@ -317,12 +381,17 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
     controls = list(comps.values())
     quick = dict(api_visibility="private", queue=False, show_progress="hidden",
                  preprocess=False)
-    set_outputs = [*controls, parts.clamped, kick,
-                   *(x for x in (preset, why) if x is not None)]
-    reset.click(_reset_handler(parts, kick), None, set_outputs, **quick)
+    set_outputs = [*controls, parts.clamped, *(x for x in (preset, why) if x is not None)]
+    draw_after = dict(fn=None, inputs=None, outputs=[kick], js=NEW_KICK, queue=False,
+                      show_progress="hidden", api_visibility="private")
+    reset.click(_reset_handler(parts), None, set_outputs, **quick).then(**draw_after)
     if preset is not None:
-        preset.input(_preset_handler(parts, kick), [preset], set_outputs, **quick)
+        preset.input(_preset_handler(parts), [preset], set_outputs, **quick).then(**draw_after)
     link.click(_link_handler(tab), controls, [link_box], **quick)
+    if next_step is not None:
+        next_step.click(_next_step_handler(parts),
+                        [*controls, parts.clamped, *([preset] if preset is not None else [])],
+                        set_outputs, **quick).then(**draw_after)
     if tab.run is not None:
         build_run(tab.run, parts, present_state if present_state is not None else gr.State(False),
                    run_live, go, stop, status, run_concurrency)

@@ -64,6 +64,7 @@ TAB = TabSpec(
                    "tabs.batching.invariance:batching_invariance", ("max_batch",)),
     ),
     more=("prefill_chunk", "admission", "spacing"),
+    stepper="step",
     presets=(
         Preset("One request at a time", "Batch size 1: each request waits for the one before "
                "it to finish, so time to first token grows with its place in the queue.",

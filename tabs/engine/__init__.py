@@ -34,6 +34,7 @@ TAB = TabSpec(
         FigureSpec("engine_cp", "Context parallelism: KDA state messages vs MLA ring attention",
                    "tabs.engine.context:engine_cp", ("ranks",)),
     ),
+    stepper="step",
     presets=(
         Preset("Long guesses", "The longest drafts: the fewest verify passes, but most drafted "
                "bytes are thrown away and rolled back.", {"draft_len": GAMMAS[-1]}),

@@ -30,16 +30,18 @@ TAB = TabSpec(
                "token shows the whole run (chunks under pressure)."),
     ),
     figures=(
+        FigureSpec("cache_slot_map", "What the cache does: its slots token by token (state, "
+                   "origin, pins, evictions)", "tabs.expert_cache.slot_map:cache_slot_map",
+                   STEPPED),
         FigureSpec("cache_hit_rates", "Naive vs exact reuse, window by window",
                    "tabs.expert_cache.hit_rates:cache_hit_rates", PARAMS),
-        FigureSpec("cache_slot_map", "Slot map over time, step by step: state, origin, pins, "
-                   "evictions", "tabs.expert_cache.slot_map:cache_slot_map", STEPPED),
         FigureSpec("cache_counters", "Counters per window at that step: the two ledgers balance",
                    "tabs.expert_cache.counters:cache_counters", STEPPED),
         FigureSpec("cache_scenarios", "Every scenario: where the subtraction goes wrong",
                    "tabs.expert_cache.hit_rates:cache_scenarios", PARAMS),
     ),
     more=("seed",),  # folded under "More controls"
+    stepper="token",
     presets=(
         Preset("Step through", "Token 0 only: one batch, then its first expert got k times. "
                "Move the token slider up one token at a time.", {"token": 0}),

@@ -48,6 +48,7 @@ TAB = TabSpec(
         FigureSpec("fleet_sim_bakeoff", "Router bake-off: hit rate vs P95 TTFT, load CV",
                    "tabs.fleet_sim.bakeoff:fleet_sim_bakeoff", FLEET),
     ),
+    stepper="at_s",
     presets=(
         Preset("Overload, cache-blind", "The highest arrival rate with least-loaded routing: "
                "watch it saturate even before the failure.",

@@ -8,8 +8,8 @@ import numpy as np
 from core.dims import K3
 from tabs.controls import Slider
 
-DRAFT_LEN = Slider(name="draft_len", label="Draft length γ (tokens drafted per verify pass)", minimum=1,
-                   maximum=16, value=4, demo=10,
+DRAFT_LEN = Slider(name="draft_len", label="Draft length γ (tokens drafted per verify pass)",
+                   minimum=1, maximum=16, value=4, demo=10,
                    info="The hero: watch bytes grow linearly while the ratio stays put.")
 DRAFTS = np.arange(int(DRAFT_LEN.minimum), int(DRAFT_LEN.maximum) + 1)  # every allowed γ
 CONVENTION = "fp32 S and g; bf16 k, v, β, conv rows; q not stored"

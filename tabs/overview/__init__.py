@@ -20,7 +20,8 @@ TAB = TabSpec(
     controls=(
         Slider(name="draft_len", label="Draft length γ (tokens drafted per verify pass)", minimum=0,
                maximum=MAX_DRAFT, value=4, demo=0,
-               info="The hero: 0 is plain greedy decoding; watch the decode stage and the expert loads change."),
+               info="The hero: 0 is plain greedy decoding; watch the decode stage and the "
+                    "expert loads change."),
         Choice("kind", "Prompt (held-out text the model never trained on)", KINDS, "code",
                demo="records"),
         Slider(name="capacity", label="Expert cache slots", minimum=_d.top_k + 1,

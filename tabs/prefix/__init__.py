@@ -33,6 +33,7 @@ TAB = TabSpec(
     ),
     live=LiveSpec("prefix_time_saved", "Prefill time saved, measured live on this machine",
                   "tabs.prefix.live:prefix_time_saved", ("checkpoint_every", "preset")),
+    stepper="step",
     presets=(
         Preset("Evicted checkpoint", "The newest checkpoint is gone: the lookup backs off to "
                "an older one.", {"preset": "fallback"}),

@@ -41,6 +41,7 @@ TAB = TabSpec(
                    "tabs.replay_ring.bandwidth:ring_bandwidth", (*SESSION, "dtype")),
     ),
     more=("seed", "dtype"),
+    stepper="step",
     presets=(
         Preset("Drafts rarely accepted", "Most windows roll back: the ring commits a little "
                "each step and flushes rarely.", {"accept_rate": 0.1}),

@@ -24,17 +24,20 @@ TAB = TabSpec(
     id="routing",
     title="Routing",
     controls=(
-        Slider(name="M", label=f"Window M: ranks a resident expert may come from (cache_prior: "
-               f"λ = (M − {DIMS.top_k}) / {DIMS.n_experts - DIMS.top_k})",
+        Slider(name="M", label="Window M: how far down the router's ranking a resident "
+               "expert may be taken from",
                minimum=WINDOWS[0], maximum=WINDOWS[-1], value=DEFAULT["M"],
                step=WINDOWS[1] - WINDOWS[0], demo=WINDOWS[-1],
-               info=f"The hero: M = {DIMS.top_k} is stock; wider buys hits and costs quality."),
-        Slider(name="J", label="Sacred ranks J: always taken, resident or not (max_rank)",
+               info=f"The hero: M = {DIMS.top_k} is stock routing (the top {DIMS.top_k}, "
+                    f"nothing swapped); a wider window buys cache hits and costs quality."),
+        Slider(name="J", label="Kept ranks J: the top J experts are always taken, resident or "
+               "not",
                minimum=0, maximum=DIMS.top_k, value=DEFAULT["J"], demo=0),
         Choice("method", "Method", TAB_METHODS, DEFAULT["method"], demo="cache_prior",
-               info="max_rank: resident fill inside the window · cache_prior: residents' "
-                    "scores lifted by λ"),
-        Slider(name="alpha", label="α: a substitute's weight × α before renormalising (max_rank)",
+               info="max_rank: take resident experts from the window · cache_prior: lift "
+                    f"resident experts' scores by λ = (M − {DIMS.top_k}) / "
+                    f"{DIMS.n_experts - DIMS.top_k}"),
+        Slider(name="alpha", label="α: a swapped-in expert's weight is scaled by α (max_rank)",
                minimum=ALPHAS[0], maximum=ALPHAS[-1], value=DEFAULT["alpha"],
                step=ALPHAS[1] - ALPHAS[0], integer=False, demo=ALPHAS[0]),
         Choice("capacity", f"Expert cache (slots; the model has {DIMS.n_layers * DIMS.n_experts} "

@@ -142,7 +142,7 @@ def _io(ax, arms, preset: str) -> dict[str, float]:
 def _title(fig, s, sw, arms) -> str:
     frac = sw.n_experts_total // s.capacity
     title = (f"{FRACTION_WORDS.get(frac, 'A')} cache ({s.capacity} of {sw.n_experts_total} "
-             f"experts), {s.words()}; both = routing + PILOT prefetch; "
+             f"experts), {s.words()}; both = routing + next-layer prefetch; "
              f"{arms['stock'].positions} held-out bytes")
     # a projector: what the arms are, and the trace, are in the lesson
     return brief(fig, title[0].upper() + title[1:],

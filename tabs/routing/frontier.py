@@ -84,7 +84,7 @@ def routing_frontier(M: int, J: int, method: str, alpha: float, capacity: str, *
                     fontweight="bold")
         ax.plot([pilot.delta_nll], [100 * pilot.hit_rate], "P", ms=13,
                 color=ARM_COLOUR["prefetch"], zorder=5)
-        ax.annotate(brief(ax, f"prefetch (PILOT) {100 * pilot.hit_rate:.0f}%: no quality cost",
+        ax.annotate(brief(ax, f"next-layer prefetch {100 * pilot.hit_rate:.0f}%: no quality cost",
                           f"prefetch {100 * pilot.hit_rate:.0f}%"),
                     (pilot.delta_nll, 100 * pilot.hit_rate), xytext=lay.prefetch_at,
                     va=lay.prefetch_va, textcoords="offset points", fontsize=9.5,

@@ -13,9 +13,10 @@ from tabs.palette import ROLE
 from tabs.units import MIB
 
 SERIES = {"previous": ("previous token's choice", ROLE["neutral"]),
-          "pilot": ("PILOT: next layer's router, now", ROLE["prefetch"]),
+          "pilot": ("next layer's router, run now", ROLE["prefetch"]),
           "oracle": ("oracle: the recorded future", ROLE["reference"])}
-SHORT = {"previous": "previous", "pilot": "PILOT", "oracle": "oracle", "both": "PILOT + routing"}
+SHORT = {"previous": "previous", "pilot": "next router", "oracle": "oracle",
+         "both": "next router + routing"}
 # Reported for GLM-5.2 (744B, top-8 of 256) by colibri's LOOKA study; not this model.
 REPORTED = {"pilot": 0.716, "previous": 0.413}
 # Normal mode's panels (figure fractions, left/bottom/width/height): where constrained layout put

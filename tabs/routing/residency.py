@@ -110,9 +110,9 @@ def routing_residency(M: int, J: int, method: str, alpha: float, capacity: str, 
     with lab_figure(6.6, look=LOOK, fixed=True) as fig:
         axes = fig.subplots(len(SHOWN), 1, sharex=True, gridspec_kw=GRID)
         for ax, name in zip(axes, SHOWN, strict=True):
-            label = {"both": "routing + prefetch (PILOT)"}.get(name, name)
-            metrics |= _panel(ax, name, label, label.removesuffix(" (PILOT)"), arms[name], k,
-                              lay.layer_ticks)
+            label = {"both": "routing + next-layer prefetch"}.get(name, name)
+            short = {"both": "routing + prefetch"}.get(name, name)
+            metrics |= _panel(ax, name, label, short, arms[name], k, lay.layer_ticks)
         shown = len(arms["stock"].cells[0])
         # a projector: "over all N steps" moved here from the panel titles
         axes[-1].set_xlabel(brief(axes[-1], f"the first {shown} of {arms['stock'].positions} "

@@ -33,7 +33,11 @@ TAB = TabSpec(
                minimum=0, maximum=MAX_DRAFT, value=4, demo=0,
                info="The hero: 0 is plain greedy decoding (a token is one byte in this model)."),
         Text("prompt", "Prompt (any UTF-8; the model works on bytes)", PRESET_PROMPT,
-             max_bytes=MAX_PROMPT_BYTES),
+             max_bytes=MAX_PROMPT_BYTES,
+             info="The model is tiny, trained on Python source and pydoc prose: it continues "
+                  "code that stops mid-line (after `self.`, `return `) and JSON-like records; "
+                  "a prompt that ends a line, or plain English, often gets spaces or a loop "
+                  "back."),
         Slider(name="n_new", label="Bytes to generate", minimum=8, maximum=MAX_SESSION_NEW,
                value=64, step=8),
         Slider(name="capacity", label="Expert cache slots", minimum=_d.top_k + 1,
@@ -70,6 +74,10 @@ TAB = TabSpec(
         Preset("Half a line of code", "The prompt stops mid-line: the model finishes the "
                "line, then starts the next one with its indentation.",
                {"prompt": "def read(path):\n    with open(path) as f:\n        return "}),
+        Preset("A method body", "The prompt stops after `self.`: the model fills in an "
+               "attribute the way the Python it learned from does.",
+               {"prompt": "class Stack:\n    def __init__(self):\n        self.items = []\n"
+                          "\n    def push(self, item):\n        self."}),
         Preset("Records", "A prompt of JSON-like records, which the model learned well and "
                "drafts predict often.",
                {"prompt": '{"id": 1821, "name": "dave", "city": "lima", "age": 68}\n'

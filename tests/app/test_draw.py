@@ -100,8 +100,8 @@ def test_a_typed_value_out_of_range_is_clamped_first_then_drawn_for(parts):
     first, figs, state, outs = _call(parts, typed, state, moved="seq_len", commit=True)
     top = int(c.maximum)
     assert first[parts.comps["seq_len"]]["value"] == top
-    assert first[parts.note]["visible"] and f"Sequence length: 1000000 is above its maximum {top}" in \
-        first[parts.note]["value"]
+    want = f"Sequence length: 1000000 is above its maximum {top}"
+    assert first[parts.note]["visible"] and want in first[parts.note]["value"]
     fig = PAGING.figures[0]
     assert _png(outs[1], parts, fig.name) == render_png(
         render(fig, PAGING, {**d, "seq_len": top}).figure)

@@ -108,7 +108,8 @@ def test_typed_out_of_range_is_clamped_visibly_and_every_figure_follows(page, ap
     _wait_figures(page, tab, {c.name: top})
     assert float(box.input_value()) == top
     note = page.locator(f"#{tab.id}-clamp-note")
-    assert note.inner_text().strip() == f"Draft length γ: 99 is above its maximum {top}, set to {top}"
+    want = f"Draft length γ: 99 is above its maximum {top}, set to {top}"
+    assert note.inner_text().strip() == want
     assert page.locator(".toast-body").count() == 0
 
 
