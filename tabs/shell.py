@@ -45,7 +45,7 @@ def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: lis
         for b in built:
             ups, _ = (control_updates(b.tab, {**r.values, **b.parts.fixed}) if b.tab is r.tab
                       else ({}, {}))
-            named = {c.name for c in b.tab.controls if c.name in query}
+            named = {c.name for c in b.tab.controls if c.name in query and c.name in ups}
             if named:  # and every slider whose maximum follows them, with that maximum
                 named |= {n for n, u in ups.items() if "maximum" in u}
             updates += [ups[c.name] if c.name in named else gr.skip()

@@ -84,8 +84,10 @@ def _controls(tab: TabSpec, fixed: Mapping[str, object],
 
 def _stepper(tab: TabSpec, fixed: Mapping[str, object]) -> tuple[gr.Slider, gr.Button]:
     """The step-through slider, above the figure it moves, and its next-step button."""
-    with gr.Row(equal_height=True, elem_classes=["lab-stepper"]):
-        slider = _component(tab.control(tab.stepper), tab, fixed)
+    with gr.Row(equal_height=False, elem_classes=["lab-stepper"]):
+        # no info line: the label and the button say it, and the figure stays on the first
+        # screen at 1024 x 768 when presenting
+        slider = _component(replace(tab.control(tab.stepper), info=""), tab, fixed)
         nxt = gr.Button("Next step ▶", size="sm", scale=0, min_width=120,
                         elem_id=f"{tab.id}-next-step")
     return slider, nxt
@@ -289,6 +291,7 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
         # a run's streamed text sits in the controls column: wider there
         with gr.Column(scale=2 if tab.run is not None else 1, min_width=300,
                        elem_classes=["lab-controls"]):
+            lead, rest = _lead(lesson)
             texts: list[gr.Markdown] = []
 
             def run_texts() -> None:  # a run's status and streamed text: above its prompt box,
@@ -305,7 +308,8 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                                            elem_id=f"{tab.id}-go"))
                     texts.append(gr.Button("Stop", variant="stop", elem_id=f"{tab.id}-stop"))
 
-            def run_parts() -> None:  # under the hero: Generate and Stop, then the text
+            def run_parts() -> None:  # under the hero: the lesson's question, Generate and
+                gr.Markdown(lead, elem_classes=["lesson", "lesson-lead"])  # Stop, the text
                 run_buttons()
                 run_texts()
 
@@ -314,8 +318,8 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                 go, stop, status, run_text = texts
             note = gr.Markdown(visible=False, elem_id=f"{tab.id}-clamp-note",
                                elem_classes=["clamp-note"])
-            lead, rest = _lead(lesson)
-            gr.Markdown(lead, elem_classes=["lesson", "lesson-lead"])
+            if tab.run is None:
+                gr.Markdown(lead, elem_classes=["lesson", "lesson-lead"])
             offered = [p.name for p in tab.presets if all(
                 k not in fixed or fixed[k].value == v for k, v in p.values.items())]
             if offered:

@@ -35,7 +35,7 @@ TAB = TabSpec(
         Text("prompt", "Prompt (any UTF-8; the model works on bytes)", PRESET_PROMPT,
              max_bytes=MAX_PROMPT_BYTES,
              info="The model is tiny, trained on Python source and pydoc prose: it continues "
-                  "code that stops mid-line (after `self.`, `return `) and JSON-like records; "
+                  "code that stops mid-line (after “self.” or “return ”) and JSON-like records; "
                   "a prompt that ends a line, or plain English, often gets spaces or a loop "
                   "back."),
         Slider(name="n_new", label="Bytes to generate", minimum=8, maximum=MAX_SESSION_NEW,
@@ -74,7 +74,7 @@ TAB = TabSpec(
         Preset("Half a line of code", "The prompt stops mid-line: the model finishes the "
                "line, then starts the next one with its indentation.",
                {"prompt": "def read(path):\n    with open(path) as f:\n        return "}),
-        Preset("A method body", "The prompt stops after `self.`: the model fills in an "
+        Preset("A method body", "The prompt stops after “self.”: the model fills in an "
                "attribute the way the Python it learned from does.",
                {"prompt": "class Stack:\n    def __init__(self):\n        self.items = []\n"
                           "\n    def push(self, item):\n        self."}),

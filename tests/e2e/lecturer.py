@@ -51,11 +51,14 @@ SHOWN = """(id) => {
   return {view: view ? view.value : null, loading, imgs, boxes,
           preset: preset ? preset.value : null, why: why ? why.innerText.trim() : null};
 }"""
-FIRST_SCREEN = """([id, fig]) => {
-  const hero = document.querySelector('#tab-' + id + ' .hero');
-  const img = document.querySelector('#' + fig + '-plot');
-  const top = (e) => e ? e.getBoundingClientRect().top + window.scrollY : null;
-  return {hero: top(hero), figure: top(img), height: window.innerHeight};
+# where the hero and the tab's main thing start (its first figure; on a run tab, Generate and
+# the streamed text), from the top of the page
+FIRST_SCREEN = """([id, main]) => {
+  const top = (s) => { const e = document.querySelector(s);
+    return e ? e.getBoundingClientRect().top + window.scrollY : null; };
+  const out = {hero: top('#tab-' + id + ' .hero'), height: window.innerHeight};
+  main.forEach(([name, sel]) => { out[name] = top(sel); });
+  return out;
 }"""
 
 
@@ -130,8 +133,10 @@ def walk_page(page, walk: Walk, tabs: Sequence[TabSpec], present: bool,
             if s.get("timeout"):
                 walk.wrong(f"{tab.id}: its figures did not draw in {SETTLE_S:.0f} s ({s})")
         _errors(page, walk, f"{tab.id} opened")
-        geo = page.evaluate(FIRST_SCREEN, [tab.id, tab.figures[0].name])
-        for part in ("hero", "figure"):
+        main = ([["Generate", f"#{tab.id}-go"], ["streamed text", f"#{tab.run.name}-text"]]
+                if tab.run is not None else [["figure", f"#{tab.figures[0].name}-plot"]])
+        geo = page.evaluate(FIRST_SCREEN, [tab.id, main])
+        for part in ("hero", *(m[0] for m in main)):
             if geo[part] is None or geo[part] >= geo["height"]:
                 walk.wrong(f"{tab.id}: the {part} starts at {geo[part]} px, below the first "
                            f"screen ({geo['height']} px)")

@@ -137,3 +137,32 @@ def test_the_class_route_holds_while_three_pages_generate(browser, class_url):
     for p in pages:
         p.context.close()
     _report(_walk(browser, class_url, 1400, 900, False, "class 1400x900", ROOM), ROOM)
+
+
+def test_a_page_whose_generate_waits_says_so_and_how_many_are_ahead(browser, app_url):
+    """Four pages press Generate at once on a server that runs two at a time: each page's old
+    text goes at once; a page that waits says so and how many pages are ahead of it, and every
+    page ends with its own run done."""
+    pages = _pages(browser, 4, 1400, 900)
+    text, status = f"#{SERVE.run.name}-text", f"#{SERVE.run.name}-status"
+    for page in pages:
+        page.goto(f"{app_url}/?tab={SERVE.id}&n_new=256")
+        page.wait_for_function(f"() => {{ const t = document.querySelector('{text}');"
+                               " return t && t.innerText.includes('Output'); }", timeout=120_000)
+    for page in pages:
+        page.locator(f"#{SERVE.id}-go").click()
+    said = []
+    for page in pages:  # the first answer to a click replaces the old output
+        page.wait_for_function(f"() => !document.querySelector('{text}').innerText"
+                               ".startsWith('Output')", timeout=10_000)
+        said.append(page.locator(text).inner_text())
+    waiting = [s for s in said if "Your request is waiting" in s]
+    assert len(waiting) >= 2, said  # the line is served two at a time
+    assert all("ahead of yours" in s for s in waiting), waiting
+    assert any("page is ahead" in s or "pages are ahead" in s for s in waiting), waiting
+    for page in pages:
+        page.wait_for_function(f"() => (document.querySelector('{status}') || {{}})"
+                               ".innerText === 'done'", timeout=300_000)
+        assert "Output" in page.locator(text).inner_text()
+    for p in pages:
+        p.context.close()
