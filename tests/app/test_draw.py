@@ -290,3 +290,80 @@ def test_a_step_slider_at_its_end_stays_there_whichever_answer_the_page_has_appl
         assert out[p.clamped]["step"] == 12, page
         outs = list(tab_draw(p)(*raw, False, Drawn(values=after), record))
         assert outs[0][p.drawn].values["step"] == 12, page
+
+
+def _handler(demo, name: str):
+    return next(f for f in demo.fns.values() if f.name == name)
+
+
+def test_a_preset_sets_every_control_its_maximum_and_the_record_and_draws_after():
+    """A step preset's answer holds the step, the step slider's maximum (its run's length) and
+    the clamp record, all of the preset's values; its draw is a kick the browser sets after the
+    page has applied that answer (a js step chained to it), never an output of the answer:
+    a draw or a clamp fired while the page applied the answer read it half set."""
+    from app import build_app
+    from tabs.clamp import clamp_tab
+    from tabs.ui import _preset_handler
+
+    tab = next(t for t in REGISTRY if t.id == "replay_ring")
+    parts = built(tab)[0]
+    preset = next(p for p in tab.presets if "step" in p.values)
+    out = _preset_handler(parts)(preset.name)
+    want = clamp_tab(tab, {**tab.defaults(), **preset.values}, None)
+    step = parts.comps["step"]
+    assert out[step]["value"] == preset.values["step"] == 1
+    assert out[step]["maximum"] == want.maxima["step"] < tab.control("step").maximum
+    assert out[parts.clamped] == want.values and out[parts.why] == f"*{preset.why}*"
+    demo = build_app()
+    fns = list(demo.fns.values())
+    pre = next(f for f in fns if f.name == "handle" and f.targets and any(
+        e == "input" for _, e in f.targets) and len(f.outputs) > 5 and
+        any(getattr(o, "elem_id", "") == f"{tab.id}-preset" for o in f.outputs))
+    kicks = [f for f in fns if f.fn is None and f.js and f.trigger_after == fns.index(pre)]
+    assert len(kicks) == 1 and [o.elem_id for o in kicks[0].outputs] == [f"{tab.id}-draw"]
+    assert all(getattr(o, "elem_id", None) != f"{tab.id}-draw" for o in pre.outputs)
+
+
+@pytest.mark.parametrize("tab_id", [t.id for t in REGISTRY if t.stepper])
+def test_next_step_moves_one_step_and_stays_at_the_runs_end(tab_id):
+    from tabs.clamp import clamp_tab
+    from tabs.ui import _next_step_handler
+
+    tab = next(t for t in REGISTRY if t.id == tab_id)
+    parts = built(tab)[0]
+    ctl = tab.control(tab.stepper)
+    d = clamp_tab(tab, tab.defaults(), None)
+    page = [d.values[c.name] for c in tab.controls]
+    nxt = _next_step_handler(parts)
+    at_end = nxt(*page, dict(d.values), None)
+    assert at_end[parts.comps[ctl.name]]["value"] == d.values[ctl.name]  # the whole run
+    start = {**d.values, ctl.name: ctl.minimum}
+    chosen = tab.presets[0].name
+    one = nxt(*[start[c.name] for c in tab.controls], dict(start), chosen)
+    assert one[parts.comps[ctl.name]]["value"] == ctl.minimum + ctl.step
+    assert one[parts.clamped][ctl.name] == ctl.minimum + ctl.step
+    assert one[parts.preset]["value"] is None  # the values are no longer the preset's
+
+
+def test_in_class_mode_the_rooms_controls_show_its_values_and_cannot_move():
+    """Serve under --class: slots, prefix cache and routing are the room's; each shows the
+    room's value, is not interactive, says why, and no preset that would change one is
+    offered."""
+    from core.experiments.serve import RoomSetting
+    from tabs.serve import TAB as SERVE
+
+    room = {"capacity": RoomSetting(value=32, why="The room's: one cache."),
+            "prefix_cache": RoomSetting(value=True, why="The room's: on."),
+            "routing": RoomSetting(value=False, why="The room's: off.")}
+    with gr.Blocks():
+        toggle = gr.Checkbox(False)
+        with gr.Tabs(), gr.Tab(SERVE.title):
+            parts = build_tab(SERVE, toggle, fixed=room).parts
+    for name, r in room.items():
+        comp = parts.comps[name]
+        assert comp.value == r.value and comp.interactive is False and comp.info == r.why
+    assert parts.comps["draft_len"].interactive is not False
+    offered = parts.preset.choices
+    names = [c[0] if isinstance(c, tuple) else c for c in offered]
+    assert "A tiny expert cache" not in names and "Cache-aware routing" not in names
+    assert "Plain greedy decoding" in names
