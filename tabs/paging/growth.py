@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -50,6 +51,9 @@ GROWTH = Arrangement(
     projector=GrowthLayout(cell_pt=8.0, cell_roles=False, cross_leader=None))
 
 
+PART_ALPHA = 0.4  # a part-filled page's tint
+
+
 def _look(cross: int | None) -> Projector:
     """A projector: the curve's legend below the panels (its colours key the table's too), the
     crossover's dot keyed there instead of annotated over the lines; shorter titles and labels,
@@ -74,7 +78,7 @@ def _label(what: str) -> str:
 
 def _table(ax, s, cols: int, lay: GrowthLayout) -> None:
     kinds = s.layer_kinds
-    text = cols <= 16
+    text = cols <= 24  # every page's id (1,024 tokens at P = 64 is 17 columns)
     size = lay.cell_pt
     if size is None:  # sized by the table's columns
         size = 9.0 if cols <= 8 else 6.5 if text else 5.5
@@ -87,17 +91,22 @@ def _table(ax, s, cols: int, lay: GrowthLayout) -> None:
         # one collection per row and part: a long table stays cheap to draw
         ax.broken_barh([(c + 0.05, 0.9) for c in range(len(cells))], y,
                        facecolors=ROLE["empty"], edgecolors=colour, lw=0.9)
+        # a part-filled page's fill is a light tint, so its id, centred in black, reads over
+        # both parts (in white over the edge it was cut by the fill's edge)
+        tint = to_rgba(colour, PART_ALPHA)
         ax.broken_barh([(c + 0.05, 0.9 * cell.fill) for c, cell in enumerate(cells)], y,
-                       facecolors=colour, lw=0)
+                       facecolors=[colour if cell.fill == 1.0 else tint for cell in cells],
+                       lw=0)
         for c, cell in enumerate(cells):
             xy, words = labels["white" if cell.fill == 1.0 else "black"]
+            at = c + 0.5
             if text:
                 named = lay.cell_roles and first[kinds[layer]] == layer
                 role = f"\n{_label(cell.what)}" if named else ""
-                xy.append((c + 0.5, layer))
+                xy.append((at, layer))
                 words.append(f"p{cell.page}{role}")
             elif c in (0, len(cells) - 1):  # a long table: its ends only
-                xy.append((c + 0.5, layer))
+                xy.append((at, layer))
                 words.append(f"{cell.page}")
     for colour, (xy, words) in labels.items():
         glyph_labels(ax, xy, words, size, colour)  # one collection (glyphs.py)
@@ -162,7 +171,7 @@ def paging_growth(seq_len: int, tokens_per_page: int, *, lay: GrowthLayout) -> F
             table, f"blue: MLA latent pages; block i holds tokens [iP, iP + P), the last "
             f"holds {last} of {P} and token {nxt + 1} opens a new page in every "
             f"MLA layer\ngreen: KDA state pages (S in whole heads, conv tail), the "
-            f"same at every length; pale: unused bytes of a page",
+            f"same at every length; a part-filled page is tinted, its unused bytes white",
             f"last MLA page holds {last} of {P}; token {nxt + 1} opens the next"))
         _curve(curve, g, seq_len, P, lay)
     metrics = {
