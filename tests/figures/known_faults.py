@@ -43,8 +43,6 @@ NORMAL: dict[tuple[str, str], str] = {
         "defaults", "preset: Drafts almost always accepted", "preset: Small ring, long drafts")},
     ("ring_bandwidth", "preset: Drafts rarely accepted"): _BOUNDS_LINE,
     ("ring_bandwidth", "heaviest"): _RING_FLUSH,
-    ("serve_experts", "preset: Records"):
-        "the hit counts ('23/200') run past their narrow green bars",
     **{("fleet_ring_spread", case): _SPREAD_LINE
        for case in ("preset: Many virtual nodes", "heaviest")},
     ("fleet_ring_removal", "heaviest"):
