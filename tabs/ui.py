@@ -82,39 +82,85 @@ def _controls(tab: TabSpec, fixed: Mapping[str, object],
     return made
 
 
-def _stepper(tab: TabSpec, fixed: Mapping[str, object]) -> tuple[gr.Slider, gr.Button]:
-    """The step-through slider, above the figure it moves, and its next-step button."""
+PLAY, PAUSE = "Play ▶▶", "Pause ❚❚"
+PLAY_EVERY_S = 1.5  # a played step's time on the screen
+
+
+@dataclass(frozen=True)
+class Stepper:
+    """The step-through slider above the figure it moves, its next-step and play buttons, and
+    the play button's timer (Gradio's own gr.Timer: a tick a step, off until played)."""
+
+    slider: gr.Slider
+    next: gr.Button
+    play: gr.Button
+    timer: gr.Timer
+
+
+def _stepper(tab: TabSpec, fixed: Mapping[str, object]) -> Stepper:
     with gr.Row(equal_height=False, elem_classes=["lab-stepper"]):
-        # no info line: the label and the button say it, and the figure stays on the first
+        # no info line: the label and the buttons say it, and the figure stays on the first
         # screen at 1024 x 768 when presenting
         slider = _component(replace(tab.control(tab.stepper), info=""), tab, fixed)
-        nxt = gr.Button("Next step ▶", size="sm", scale=0, min_width=120,
-                        elem_id=f"{tab.id}-next-step")
-    return slider, nxt
+        with gr.Column(scale=0, min_width=130):
+            nxt = gr.Button("Next step ▶", size="sm", elem_id=f"{tab.id}-next-step")
+            play = gr.Button(PLAY, size="sm", elem_id=f"{tab.id}-play")
+    return Stepper(slider=slider, next=nxt, play=play,
+                   timer=gr.Timer(PLAY_EVERY_S, active=False))
+
+
+def _step_on(parts: TabParts, inputs: tuple, *, restart: bool = False) -> tuple[dict, bool]:
+    """(the answer setting the stepper one step on, at most its run's end (the clamp's
+    maximum), with the clamp record, as a preset sets values; whether that is the run's end).
+    restart: at the end already, back to the first step. The preset shown stays only while
+    the values still are its own."""
+    tab, names = parts.tab, list(parts.comps)
+    ctl = tab.control(tab.stepper)
+    raw = dict(zip(names, inputs, strict=False))
+    last, *extra = inputs[len(names):]
+    c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
+    top = c.maxima.get(ctl.name, ctl.maximum)
+    now = c.values[ctl.name]
+    step = ctl.minimum if restart and now >= top else min(top, now + ctl.step)
+    values = {**c.values, ctl.name: ctl.clamp(step)[0]}
+    out = _set_values(parts, values)
+    chosen = next((p for p in tab.presets if extra and p.name == extra[0]), None)
+    if parts.preset is not None and (chosen is None or any(
+            values[k] != v for k, v in chosen.values.items())):
+        out |= {parts.preset: gr.update(value=None), parts.why: ""}
+    return out, values[ctl.name] >= top
 
 
 def _next_step_handler(parts: TabParts):
-    """One step on: the stepper's value + its step, at most its run's end (the clamp's
-    maximum), set with the clamp record, then drawn (NEW_KICK), as a preset sets values;
-    the preset shown stays only while the values still are its own."""
-    tab, names = parts.tab, list(parts.comps)
-    ctl = tab.control(tab.stepper)
-    by_name = {p.name: p for p in tab.presets}
-
+    """One step on, then drawn (NEW_KICK)."""
     def handle(*inputs: object) -> dict:
-        raw = dict(zip(names, inputs, strict=False))
-        last, *extra = inputs[len(names):]
-        c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
-        top = c.maxima.get(ctl.name, ctl.maximum)
-        values = {**c.values, ctl.name: min(top, c.values[ctl.name] + ctl.step)}
-        out = _set_values(parts, values)
-        chosen = by_name.get(extra[0]) if extra and isinstance(extra[0], str) else None
-        if parts.preset is not None and (chosen is None or any(
-                values[k] != v for k, v in chosen.values.items())):
-            out |= {parts.preset: gr.update(value=None), parts.why: ""}
+        return _step_on(parts, inputs)[0]
+
+    handle.__name__ = f"{parts.tab.id}_next_step"
+    return handle
+
+
+def _play_handler(parts: TabParts, stepper: Stepper):
+    """Play: the timer on (from the first step when the run is shown whole); Pause: off."""
+    def handle(label: object, *inputs: object) -> dict:
+        if label == PAUSE:
+            return {stepper.timer: gr.Timer(active=False), stepper.play: PLAY}
+        out, end = _step_on(parts, inputs, restart=True)
+        return {**out, stepper.timer: gr.Timer(active=not end), stepper.play: PAUSE}
+
+    handle.__name__ = f"{parts.tab.id}_play"
+    return handle
+
+
+def _tick_handler(parts: TabParts, stepper: Stepper):
+    """A played step: one step on; at the run's end the timer stops."""
+    def handle(*inputs: object) -> dict:
+        out, end = _step_on(parts, inputs)
+        if end:
+            out |= {stepper.timer: gr.Timer(active=False), stepper.play: PLAY}
         return out
 
-    handle.__name__ = f"{tab.id}_next_step"
+    handle.__name__ = f"{parts.tab.id}_tick"
     return handle
 
 
@@ -167,6 +213,7 @@ class BuiltTab:
     parts: TabParts
     kick: gr.Number  # a new value redraws the tab for the values the page shows
     opens: dict[gr.Button, str]  # button -> the id of the tab it opens
+    stepper: Stepper | None = None  # the step-through slider's buttons and timer
 
     @property
     def tab(self) -> TabSpec:
@@ -342,10 +389,11 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
             if card:
                 gr.Markdown(card, elem_classes=["predict-card"], elem_id=f"{tab.id}-predict")
             shown = tab.figures[:len(tab.figures) - len(tab.folded)]
-            next_step = None
+            stepper = None
             for fig in shown:
-                if tab.stepper in fig.params and next_step is None:
-                    comps[tab.stepper], next_step = _stepper(tab, fixed)
+                if tab.stepper in fig.params and stepper is None:
+                    stepper = _stepper(tab, fixed)
+                    comps[tab.stepper] = stepper.slider
                 figures[fig.name] = _figure(fig)
                 if fig.name == tab.route_after and route:
                     opens |= _route(route, tab)
@@ -354,8 +402,9 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                 with gr.Accordion(f"More figures: {titles}", open=False,
                                   elem_id=f"{tab.id}-more-figures"):
                     for fig in tab.figures[len(shown):]:
-                        if tab.stepper in fig.params and next_step is None:
-                            comps[tab.stepper], next_step = _stepper(tab, fixed)
+                        if tab.stepper in fig.params and stepper is None:
+                            stepper = _stepper(tab, fixed)
+                            comps[tab.stepper] = stepper.slider
                         figures[fig.name] = _figure(fig)
             if tab.live is not None:
                 stale, measured = _build_live(tab.live, tab, comps)
@@ -392,13 +441,18 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
     if preset is not None:
         preset.input(_preset_handler(parts), [preset], set_outputs, **quick).then(**draw_after)
     link.click(_link_handler(tab), controls, [link_box], **quick)
-    if next_step is not None:
-        next_step.click(_next_step_handler(parts),
-                        [*controls, parts.clamped, *([preset] if preset is not None else [])],
-                        set_outputs, **quick).then(**draw_after)
+    if stepper is not None:
+        inputs = [*controls, parts.clamped, *([preset] if preset is not None else [])]
+        playing = [stepper.play, stepper.timer, *set_outputs]
+        stepper.next.click(_next_step_handler(parts), inputs, set_outputs,
+                           **quick).then(**draw_after)
+        stepper.play.click(_play_handler(parts, stepper), [stepper.play, *inputs], playing,
+                           **quick).then(**draw_after)
+        stepper.timer.tick(_tick_handler(parts, stepper), inputs, playing,
+                           **quick).then(**draw_after)
     if tab.run is not None:
         build_run(tab.run, parts, present_state if present_state is not None else gr.State(False),
                    run_live, go, stop, status, run_concurrency)
     wire_api(parts)
     wire_draw(parts, present, on_open, kick)
-    return BuiltTab(parts=parts, kick=kick, opens=opens)
+    return BuiltTab(parts=parts, kick=kick, opens=opens, stepper=stepper)

@@ -367,3 +367,33 @@ def test_in_class_mode_the_rooms_controls_show_its_values_and_cannot_move():
     names = [c[0] if isinstance(c, tuple) else c for c in offered]
     assert "A tiny expert cache" not in names and "Cache-aware routing" not in names
     assert "Plain greedy decoding" in names
+
+
+def test_play_starts_from_the_first_step_and_the_timer_stops_at_the_runs_end():
+    """Play on a run shown whole starts again from its first step with Gradio's timer on;
+    each tick is one step; the tick that reaches the end turns the timer off; Pause stops it."""
+    from tabs.clamp import clamp_tab
+    from tabs.ui import PAUSE, PLAY, _play_handler, _tick_handler
+
+    tab = next(t for t in REGISTRY if t.id == "replay_ring")
+    with gr.Blocks():
+        toggle = gr.Checkbox(False)
+        with gr.Tabs(), gr.Tab(tab.title):
+            b = build_tab(tab, toggle)
+    parts = b.parts
+    stepper = b.stepper
+    ctl = tab.control(tab.stepper)
+    values = clamp_tab(tab, {**tab.defaults(), "steps": 4}, None).values
+    page = lambda v: [v[c.name] for c in tab.controls]  # noqa: E731
+    out = _play_handler(parts, stepper)(PLAY, *page(values), dict(values), None)
+    assert out[parts.comps[ctl.name]]["value"] == ctl.minimum
+    assert out[stepper.timer].active is True and out[stepper.play] == PAUSE
+    v = dict(values, **{ctl.name: 3})
+    out = _tick_handler(parts, stepper)(*page(v), dict(v), None)
+    assert out[parts.comps[ctl.name]]["value"] == 4  # the end: the timer stops
+    assert out[stepper.timer].active is False and out[stepper.play] == PLAY
+    v = dict(values, **{ctl.name: 2})
+    out = _tick_handler(parts, stepper)(*page(v), dict(v), None)
+    assert out[parts.comps[ctl.name]]["value"] == 3 and stepper.timer not in out
+    out = _play_handler(parts, stepper)(PAUSE, *page(v), dict(v), None)
+    assert out[stepper.timer].active is False and out[stepper.play] == PLAY
