@@ -148,7 +148,12 @@ def _try_preset(page, walk: Walk, tab: TabSpec, preset: Preset, present: bool) -
     want = expected(tab, preset)
     view = view_of(tab, want, present)
     page.locator(f"#{tab.id}-preset input").click()
-    page.get_by_role("option", name=preset.name, exact=True).click()
+    # force: no wait for the list to hold still over two animation frames, which a page on a
+    # starved machine did not give for 30 s (two busy loops, --class); a wrong pick still
+    # fails below (the menu must name the preset)
+    option = page.get_by_role("option", name=preset.name, exact=True)
+    option.wait_for(state="visible", timeout=30_000)
+    option.click(force=True)
     what = f"{tab.id} preset {preset.name!r}"
     settled = None
     for s in _poll(page, tab, view, time.monotonic() + SETTLE_S):
