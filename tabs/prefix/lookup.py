@@ -160,7 +160,11 @@ def _stage2_row(ax, r, lay: RowsLayout, step: int, upto: int, words: list[str]) 
         word = "resume\nhere ✓" if usable else STATUS_WORD[st]
         # a projector: boundaries a block apart, the marker's colour says the status
         label = brief(ax, f"{step}. {word}", f"{step}\nresume" if usable else f"{step}")
-        ax.text(j * P, lay.stage2 - 0.22, label, ha="center", va="top", fontsize=9,
+        # after a back-off the resume label leans left, off the next boundary's label ("11.
+        # resume" ran into "10. evicted" a block away), where the axes leave it room
+        lean = usable and b < s1 and j >= 2
+        ax.text(j * P + (0.2 * P if lean else 0), lay.stage2 - 0.22, label,
+                ha="right" if lean else "center", va="top", fontsize=9,
                 fontweight="bold" if usable else "normal")
     if b < s1 and step <= upto:
         ax.annotate("", xy=(max(b, 0) * P, lay.stage2 + 0.28), xytext=(s1 * P, lay.stage2 + 0.28),

@@ -17,10 +17,6 @@ _TRACE_LEGEND = "the framed legend hides the trace's last tokens at the lowest r
 _SPREAD_LINE = "the vertical V = 256 line touches the legend entries' right ends"
 
 NORMAL: dict[tuple[str, str], str] = {
-    ("prefix_lookup", "preset: Evicted checkpoint"):
-        "'11. resume here' overlaps '10. evicted' one boundary to its right",
-    ("prefix_lookup", "preset: Partial checkpoint"):
-        "'11. resume here' overlaps '10. partial' one boundary to its right",
     **{("prefix_presets", case): _PRESETS_LINE for case in (
         "defaults", "preset: Evicted checkpoint", "preset: Partial checkpoint",
         "preset: Sparse checkpoints", "preset: Step through a fallback", "heaviest")},
