@@ -69,7 +69,7 @@ def clamp_tab(tab: TabSpec, raw: Mapping[str, object],
             notes.append(note)
     order = {c.name: i for i, c in enumerate(tab.controls)}
     values = dict(sorted(values.items(), key=lambda kv: order[kv[0]]))
-    changed = frozenset(n for n, v in values.items() if n in raw and not _same(raw[n], v))
+    changed = frozenset(n for n, v in values.items() if n in raw and not same_value(raw[n], v))
     return Clamped(values=values, maxima=maxima, changed=changed, note="\n\n".join(notes))
 
 
@@ -81,6 +81,7 @@ def _top(c: Slider, values: Mapping[str, object]) -> float:
     return max(c.minimum, min(c.maximum, length))
 
 
-def _same(a: object, b: object) -> bool:
+def same_value(a: object, b: object) -> bool:
+    """a and b are the same control value: of one type, or equal numbers (a bool is no number)."""
     return type(a) is type(b) and a == b or (
         isinstance(a, int | float) and not isinstance(a, bool) and a == b)

@@ -26,7 +26,8 @@ import json
 import gradio as gr
 
 from tabs.share import parse_query
-from tabs.ui import BuiltTab, control_updates
+from tabs.ui import BuiltTab
+from tabs.ui_set import control_updates
 
 
 def wire_page_load(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown, built: list[BuiltTab],

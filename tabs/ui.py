@@ -10,12 +10,12 @@ import gradio as gr
 from gradio.context import get_render_context
 
 from core.errors import ParamError
-from tabs.clamp import clamp_tab
 from tabs.controls import Check, Control, Slider, Text, elem_id
 from tabs.glossary import as_markdown as glossary_markdown
 from tabs.spec import LiveSpec, TabSpec, render_live
 from tabs.ui_draw import Drawn, TabParts, title_markdown
 from tabs.ui_run import RUN_CONCURRENCY, build_run
+from tabs.ui_set import PLAY, PLAY_EVERY_S, Stepper, wire_set
 from tabs.ui_wire import wire_api, wire_draw
 
 NOT_MEASURED = ("Not measured yet: times depend on this machine and on what else it runs, so "
@@ -82,21 +82,6 @@ def _controls(tab: TabSpec, fixed: Mapping[str, object],
     return made
 
 
-PLAY, PAUSE = "Play ▶▶", "Pause ❚❚"
-PLAY_EVERY_S = 1.5  # a played step's time on the screen
-
-
-@dataclass(frozen=True)
-class Stepper:
-    """The step-through slider above the figure it moves, its next-step and play buttons, and
-    the play button's timer (Gradio's own gr.Timer: a tick a step, off until played)."""
-
-    slider: gr.Slider
-    next: gr.Button
-    play: gr.Button
-    timer: gr.Timer
-
-
 def _stepper(tab: TabSpec, fixed: Mapping[str, object]) -> Stepper:
     with gr.Row(equal_height=False, elem_classes=["lab-stepper"]):
         # no info line: the label and the buttons say it, and the figure stays on the first
@@ -107,61 +92,6 @@ def _stepper(tab: TabSpec, fixed: Mapping[str, object]) -> Stepper:
             play = gr.Button(PLAY, size="sm", elem_id=f"{tab.id}-play")
     return Stepper(slider=slider, next=nxt, play=play,
                    timer=gr.Timer(PLAY_EVERY_S, active=False))
-
-
-def _step_on(parts: TabParts, inputs: tuple, *, restart: bool = False) -> tuple[dict, bool]:
-    """(the answer setting the stepper one step on, at most its run's end (the clamp's
-    maximum), with the clamp record, as a preset sets values; whether that is the run's end).
-    restart: at the end already, back to the first step. The preset shown stays only while
-    the values still are its own."""
-    tab, names = parts.tab, list(parts.comps)
-    ctl = tab.control(tab.stepper)
-    raw = dict(zip(names, inputs, strict=False))
-    last, *extra = inputs[len(names):]
-    c = clamp_tab(tab, raw, last if isinstance(last, dict) else None)
-    top = c.maxima.get(ctl.name, ctl.maximum)
-    now = c.values[ctl.name]
-    step = ctl.minimum if restart and now >= top else min(top, now + ctl.step)
-    values = {**c.values, ctl.name: ctl.clamp(step)[0]}
-    out = _set_values(parts, values)
-    chosen = next((p for p in tab.presets if extra and p.name == extra[0]), None)
-    if parts.preset is not None and (chosen is None or any(
-            values[k] != v for k, v in chosen.values.items())):
-        out |= {parts.preset: gr.update(value=None), parts.why: ""}
-    return out, values[ctl.name] >= top
-
-
-def _next_step_handler(parts: TabParts):
-    """One step on, then drawn (NEW_KICK)."""
-    def handle(*inputs: object) -> dict:
-        return _step_on(parts, inputs)[0]
-
-    handle.__name__ = f"{parts.tab.id}_next_step"
-    return handle
-
-
-def _play_handler(parts: TabParts, stepper: Stepper):
-    """Play: the timer on (from the first step when the run is shown whole); Pause: off."""
-    def handle(label: object, *inputs: object) -> dict:
-        if label == PAUSE:
-            return {stepper.timer: gr.Timer(active=False), stepper.play: PLAY}
-        out, end = _step_on(parts, inputs, restart=True)
-        return {**out, stepper.timer: gr.Timer(active=not end), stepper.play: PAUSE}
-
-    handle.__name__ = f"{parts.tab.id}_play"
-    return handle
-
-
-def _tick_handler(parts: TabParts, stepper: Stepper):
-    """A played step: one step on; at the run's end the timer stops."""
-    def handle(*inputs: object) -> dict:
-        out, end = _step_on(parts, inputs)
-        if end:
-            out |= {stepper.timer: gr.Timer(active=False), stepper.play: PLAY}
-        return out
-
-    handle.__name__ = f"{parts.tab.id}_tick"
-    return handle
 
 
 def live_handler(live: LiveSpec, tab: TabSpec):
@@ -222,60 +152,6 @@ class BuiltTab:
     @property
     def comps(self) -> dict[str, gr.components.Component]:
         return self.parts.comps
-
-
-# A new value for a tab's kick number (its change draws the tab), set in the browser by a step
-# chained after an answer that set controls: the page has applied that answer by then. A kick
-# sent in the same answer as the controls fired the draw while the page was still applying it,
-# and the draw read a slider's old value (a next-step press drew the step before; a preset
-# drew its values only because the preset menu sends its input twice).
-NEW_KICK = "() => performance.timeOrigin + performance.now()"
-
-
-def control_updates(tab: TabSpec, values: dict[str, object]) -> tuple[dict[str, dict], dict]:
-    """(gr.update per control name, the clamped values) setting `values` as the tab's clamp
-    would leave them (tabs/clamp.py, nothing moved before): every slider whose maximum follows
-    another control or its run gets that maximum with its value, in the same answer, so no
-    later clamp has anything left to set (a clamp that read the page before this answer was
-    applied set a step preset back to its run's end)."""
-    c = clamp_tab(tab, values, None)
-    ups = {}
-    for ctl in tab.controls:
-        v = c.values[ctl.name]
-        ups[ctl.name] = (gr.update(value=v, maximum=c.maxima[ctl.name])
-                         if ctl.name in c.maxima else gr.update(value=v))
-    return ups, dict(c.values)
-
-
-def _set_values(parts: TabParts, values: dict[str, object]) -> dict:
-    """Set every control to `values` (clamped), and the tab's clamp record with them (so a
-    clamp reading this answer's controls sees nothing moved); a kick chained after the answer
-    draws them (NEW_KICK)."""
-    ups, clamped = control_updates(parts.tab, {**values, **parts.fixed})
-    return {**{parts.comps[n]: u for n, u in ups.items()}, parts.clamped: clamped}
-
-
-def _reset_handler(parts: TabParts):
-    def handle() -> dict:
-        out = _set_values(parts, parts.tab.defaults())
-        if parts.preset is not None:
-            out |= {parts.preset: gr.update(value=None), parts.why: ""}
-        return out
-
-    return handle
-
-
-def _preset_handler(parts: TabParts):
-    by_name = {p.name: p for p in parts.tab.presets}
-
-    def handle(name: object) -> dict:
-        preset = by_name.get(name) if isinstance(name, str) else None
-        if preset is None:
-            return {parts.why: ""}
-        out = _set_values(parts, {**parts.tab.defaults(), **preset.values})
-        return out | {parts.why: f"*{preset.why}*"}
-
-    return handle
 
 
 def _link_handler(tab: TabSpec):
@@ -389,12 +265,18 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
             if card:
                 gr.Markdown(card, elem_classes=["predict-card"], elem_id=f"{tab.id}-predict")
             shown = tab.figures[:len(tab.figures) - len(tab.folded)]
-            stepper = None
-            for fig in shown:
-                if tab.stepper in fig.params and stepper is None:
-                    stepper = _stepper(tab, fixed)
-                    comps[tab.stepper] = stepper.slider
+            # the step-through slider sits above the first figure it moves
+            stepped = next((f.name for f in tab.figures if tab.stepper in f.params), None)
+            steppers: list[Stepper] = []
+
+            def add(fig) -> None:
+                if fig.name == stepped:
+                    steppers.append(_stepper(tab, fixed))
+                    comps[tab.stepper] = steppers[0].slider
                 figures[fig.name] = _figure(fig)
+
+            for fig in shown:
+                add(fig)
                 if fig.name == tab.route_after and route:
                     opens |= _route(route, tab)
             if tab.folded:
@@ -402,10 +284,7 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
                 with gr.Accordion(f"More figures: {titles}", open=False,
                                   elem_id=f"{tab.id}-more-figures"):
                     for fig in tab.figures[len(shown):]:
-                        if tab.stepper in fig.params and stepper is None:
-                            stepper = _stepper(tab, fixed)
-                            comps[tab.stepper] = stepper.slider
-                        figures[fig.name] = _figure(fig)
+                        add(fig)
             if tab.live is not None:
                 stale, measured = _build_live(tab.live, tab, comps)
             if tab.run is not None:
@@ -434,22 +313,9 @@ def build_tab(tab: TabSpec, present: gr.Checkbox, present_state: gr.State | None
     controls = list(comps.values())
     quick = dict(api_visibility="private", queue=False, show_progress="hidden",
                  preprocess=False)
-    set_outputs = [*controls, parts.clamped, *(x for x in (preset, why) if x is not None)]
-    draw_after = dict(fn=None, inputs=None, outputs=[kick], js=NEW_KICK, queue=False,
-                      show_progress="hidden", api_visibility="private")
-    reset.click(_reset_handler(parts), None, set_outputs, **quick).then(**draw_after)
-    if preset is not None:
-        preset.input(_preset_handler(parts), [preset], set_outputs, **quick).then(**draw_after)
     link.click(_link_handler(tab), controls, [link_box], **quick)
-    if stepper is not None:
-        inputs = [*controls, parts.clamped, *([preset] if preset is not None else [])]
-        playing = [stepper.play, stepper.timer, *set_outputs]
-        stepper.next.click(_next_step_handler(parts), inputs, set_outputs,
-                           **quick).then(**draw_after)
-        stepper.play.click(_play_handler(parts, stepper), [stepper.play, *inputs], playing,
-                           **quick).then(**draw_after)
-        stepper.timer.tick(_tick_handler(parts, stepper), inputs, playing,
-                           **quick).then(**draw_after)
+    stepper = steppers[0] if steppers else None
+    wire_set(parts, kick, reset, stepper)
     if tab.run is not None:
         build_run(tab.run, parts, present_state if present_state is not None else gr.State(False),
                    run_live, go, stop, status, run_concurrency)

@@ -5,14 +5,14 @@ Both run when the tab opens, when a student moves one of its controls (a slider'
 choice's or check's input), when a preset or Reset sets them, when a shared link restores them
 and when presentation mode changes (tabs/ui_wire.py):
   1. the clamp (`tab_clamp`, quick unqueued events: a slider's commit on its release, a
-     step's for the sliders that follow a moved control, one for the tab's open and kick)
+     step's for the sliders that follow a moved control, one for the tab's open)
      clamps the page's values (tabs/clamp.py) and sets the sliders it changed, the linked
      maxima and the note; clears the preset selector when the controls no longer hold its
      values; marks the live panel stale when its settings moved. It answers once, and its
      outputs are only the controls the move can change (TabParts.clamp_outputs): a step's,
      the sliders whose maximum follows the moved control; a commit's, the released slider
      too, read as its release passed it on, before Gradio's slider clamped it to its range on
-     blur (so the note can name the value typed); on the tab's open and kick, only the
+     blur (so the note can name the value typed); on the tab's open, only the
      sliders that follow another.
      What it last set (`clamped`) is kept on the page, in a hidden box its answer sets with
      the controls, never on the server: the events of one move answer in either order, and
@@ -55,7 +55,7 @@ from matplotlib.figure import Figure
 from core.errors import ParamError
 from tabs import warm
 from tabs.alt import alt_text
-from tabs.clamp import clamp_tab
+from tabs.clamp import clamp_tab, same_value
 from tabs.controls import Slider
 from tabs.figure import FigureResult, lab_figure, render_png
 from tabs.render_cache import Rendered, key, rendered
@@ -171,7 +171,7 @@ class TabParts:
         return [*self.comps.values(), self.clamped, *(c for c in extra if c is not None)]
 
     def clamp_outputs(self, moved: str | None, commit: bool = False) -> list:
-        """What a clamp may set (module docstring, step 1). None (the tab's open or kick): only
+        """What a clamp may set (module docstring, step 1). None (the tab's open): only
         the sliders whose maximum follows other controls; every other value the page can hold
         then was set by a preset, Reset, a validated link or its own clamp. A move's clamp
         (`commit` False: a slider's every step, a choice's or check's change): the controls
@@ -235,7 +235,7 @@ def released(passed: object, page: object) -> object:
 
 def tab_clamp(parts: TabParts, moved: str | None, commit: bool = False):
     """The clamp handler (module docstring, step 1) for a move of `moved` (None: the tab's
-    select or kick; `commit`: a slider's release): an {output: update} dict for the controls it
+    select; `commit`: a slider's release): an {output: update} dict for the controls it
     set, the note, the preset selector and the live panel's stale note, as far as
     TabParts.clamp_outputs lets this clamp set them."""
     tab = parts.tab
@@ -251,8 +251,8 @@ def tab_clamp(parts: TabParts, moved: str | None, commit: bool = False):
         if commit and extra:
             raw[moved] = released(extra.pop(0), raw[moved])
         if isinstance(last, dict) and (
-                all(_same_value(raw[n], last.get(n)) for n in names) if moved is None else
-                not commit and _same_value(raw[moved], last.get(moved))):
+                all(same_value(raw[n], last.get(n)) for n in names) if moved is None else
+                not commit and same_value(raw[moved], last.get(moved))):
             # nothing moved since the record: set together with these values (a preset,
             # Reset), or read before they were applied; either way nothing to clamp
             return {parts.clamped: gr.skip()}
@@ -281,10 +281,6 @@ def tab_clamp(parts: TabParts, moved: str | None, commit: bool = False):
     handle.__name__ = f"{tab.id}_clamp" + (f"_{moved}" if moved else "") + (
         "_commit" if commit else "")
     return handle
-
-
-def _same_value(a: object, b: object) -> bool:
-    return a == b and (isinstance(a, bool) == isinstance(b, bool))
 
 
 def tab_draw(parts: TabParts):

@@ -30,7 +30,6 @@ REDRAW_SHARE = 10
 TEXT_EVERY_S = 0.1
 TEXT_RATE = 40.0
 DRAWS = StreamDraws(REDRAW_SHARE, text_floor_s=TEXT_EVERY_S, text_rate=TEXT_RATE)
-LINE = RunLine(RUN_CONCURRENCY)  # the pages waiting for a run (tabs/run_line.py)
 
 
 def ready(comp: gr.components.Component, value: object) -> object:
@@ -44,7 +43,7 @@ def ready(comp: gr.components.Component, value: object) -> object:
     return out.model_dump() if isinstance(out, GradioModel | GradioRootModel) else out
 
 
-def run_handler(run: RunSpec, tab: TabSpec, outputs: list):
+def run_handler(run: RunSpec, tab: TabSpec, outputs: list, line: RunLine):
     """Streams `outputs` (session, status, text, plot and table per figure, live panel,
     result): the text and the result with every snapshot, the figures as the rule above
     allows; each value postprocessed here (ready), sent as {component: value}."""
@@ -63,11 +62,11 @@ def run_handler(run: RunSpec, tab: TabSpec, outputs: list):
 
     def handle(request: gr.Request, session: object, present: bool, *values: object):
         page = request.session_hash or ""
-        LINE.start(page)
+        line.start(page)
         try:
             yield from stream(session, present, *values)
         finally:
-            LINE.end()
+            line.end()
 
     def stream(session: object, present: bool, *values: object):
         try:
@@ -126,28 +125,30 @@ def build_run(run: RunSpec, parts: TabParts, present: gr.State, live: gr.Markdow
     engine retires the request as the generator closes) and says so at once. State is per
     browser session."""
     state = gr.State(None, time_to_live=900, delete_callback=run.close)
+    line = RunLine(concurrency)  # the pages waiting for a run (tabs/run_line.py)
 
     def joining(request: gr.Request) -> dict:
         """Generate's first answer, at once: the last run's text goes, and a line says whether
         this run starts now or waits (tabs/run_line.py), or, in class mode, what the room's
         engine is doing (run.waiting)."""
         room = run.waiting() if run.waiting is not None else None
-        line = room if room is not None else LINE.join(request.session_hash or "").markdown()
-        return {parts.run_text: line, status: ""}
+        said = room if room is not None else line.join(request.session_hash or "").markdown()
+        return {parts.run_text: said, status: ""}
 
     go.click(joining, None, [parts.run_text, status], queue=False, show_progress="hidden",
              api_visibility="private")
     flat = [x for f in parts.tab.figures for x in parts.figures[f.name][:2]]
     result = gr.JSON(visible=False, label="result")
     outputs = [state, status, parts.run_text, *flat, live, result]
-    event = go.click(run_handler(run, parts.tab, outputs),
+    event = go.click(run_handler(run, parts.tab, outputs, line),
                      inputs=[state, present, *[parts.comps[p] for p in run.params]],
                      outputs=outputs,
                      api_name=run.name, concurrency_limit=concurrency, concurrency_id="run",
                      show_progress="minimal", show_progress_on=[parts.run_text],
                      preprocess=False, postprocess=False)
+
     def stopped(request: gr.Request) -> str:
-        LINE.leave(request.session_hash or "")
+        line.leave(request.session_hash or "")
         return "stopped"
 
     stop.click(None, None, None, cancels=[event], api_visibility="private", queue=False,

@@ -11,8 +11,9 @@ what "the newest values win" needs, with no bookkeeping of ours. The clamp event
 (tabs/ui_draw.py tab_clamp), one per control so that each sets only the controls its move can
 change, unqueued (they answer in milliseconds), listen to another event of the control than the
 draw (CLAMP_EVENT says why); a slider's commit clamp listens to its release, passed on through a
-hidden box, and one more clamp to the tab's open and kick. A run tab (Serve)
-redraws on its select and kick only: its controls wait for the Generate button.
+hidden box, and one more clamp to the tab's open (a kick leaves nothing to clamp:
+tabs/ui_set.py). A run tab (Serve) redraws on its select and kick only: its controls wait for
+the Generate button.
 
 Concurrency limits are process-wide: DRAWS_PER_TAB draws of one tab run at once for the whole
 class, each tab its own group so a slow tab never holds up another, and API_CALLS figure calls;
@@ -87,7 +88,7 @@ def clamp_triggers(parts: TabParts) -> dict[str, object]:
 
 
 def wire_draw(parts: TabParts, present: gr.Checkbox, opened: list, kick: gr.Number):
-    """The clamp events (one per control, one for the tab's open and kick) and the draw event
+    """The clamp events (one per control, one for the tab's open) and the draw event
     on all of their triggers (tabs/ui_draw.py)."""
     moves = control_triggers(parts)
     # progress on the note only: an event's progress targets (its outputs, unless

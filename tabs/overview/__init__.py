@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.experiments.scenes import MAX_CLUSTERS
 from core.model.manifest import shipped_dims
-from core.serve.limits import MAX_DRAFT
+from core.serve.limits import MAX_DRAFT, default_slots
 from core.serve.prompts import KINDS
 from tabs.controls import Check, Choice, Slider
 from tabs.spec import FigureSpec, Preset, TabSpec
@@ -25,7 +25,7 @@ TAB = TabSpec(
         Choice("kind", "Prompt (held-out text the model never trained on)", KINDS, "code",
                demo="records"),
         Slider(name="capacity", label="Expert cache slots", minimum=_d.top_k + 1,
-               maximum=_d.n_layers * _d.n_experts, value=_d.n_layers * _d.n_experts // 4),
+               maximum=_d.n_layers * _d.n_experts, value=default_slots(_d)),
         Check("warm", "An earlier request already sent this prompt's first blocks", True,
               demo=False),
         Slider(name="clusters", label="Clusters in the fleet", minimum=2,

@@ -20,7 +20,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tabs.clamp import clamp_tab
-from tabs.controls import Slider
 from tabs.share import PRESENT_KEY, link_query
 from tabs.spec import Preset, TabSpec
 
@@ -62,10 +61,10 @@ FIRST_SCREEN = """([id, main]) => {
 }"""
 
 
-def expected(tab: TabSpec, preset: Preset | None) -> dict[str, object]:
-    """Every control's value once the preset (None: the defaults) is drawn: the preset's values,
-    the rest at their defaults, a step slider clamped to its run (tabs/clamp.py)."""
-    values = {**tab.defaults(), **(dict(preset.values) if preset else {})}
+def expected(tab: TabSpec, preset: Preset) -> dict[str, object]:
+    """Every control's value once the preset is drawn: the preset's values, the rest at their
+    defaults, a step slider clamped to its run (tabs/clamp.py)."""
+    values = {**tab.defaults(), **preset.values}
     return clamp_tab(tab, values, None).values
 
 
@@ -73,11 +72,14 @@ def view_of(tab: TabSpec, values: dict[str, object], present: bool) -> str:
     return link_query(tab, values) + (f"&{PRESENT_KEY}=1" if present else "")
 
 
-def box_text(c: Slider, v: object) -> str:
-    """How a slider's number box shows value v."""
-    if isinstance(v, float) and v == int(v) and float(c.step).is_integer():
-        v = int(v)
-    return str(v)
+def _shows(shown: object, want: object) -> bool:
+    """A control shows `want`: a number box's text as the number, a checkbox as its state."""
+    if isinstance(shown, str):
+        try:
+            return float(shown) == float(want)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+    return shown == want
 
 
 @dataclass
@@ -177,19 +179,9 @@ def _try_preset(page, walk: Walk, tab: TabSpec, preset: Preset, present: bool) -
     if not s["why"] or s["why"].strip("*_ ") != preset.why:
         bad.append(f"its line shows {s['why']!r}")
     for c in tab.controls:
-        shown = s["boxes"].get(f"{tab.id}-{c.name}")
-        if shown is None:
-            continue
-        want_text = box_text(c, want[c.name]) if isinstance(c, Slider) else want[c.name]
-        if isinstance(c, Slider):
-            try:
-                same = float(shown) == float(want[c.name])
-            except ValueError:
-                same = False
-        else:
-            same = shown == want_text
-        if not same:
-            bad.append(f"{c.name} shows {shown!r}, want {want_text!r}")
+        shown = s["boxes"].get(f"{tab.id}-{c.name}")  # a number box's text, or a check's state
+        if shown is not None and not _shows(shown, want[c.name]):
+            bad.append(f"{c.name} shows {shown!r}, want {want[c.name]!r}")
     if bad:
         walk.wrong(f"{what}, {HOLD_S:.0f} s after it drew: " + "; ".join(bad))
     else:
